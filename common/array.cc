@@ -1,0 +1,365 @@
+#include "common/array.h"
+
+#include <cstring>
+#include <map>
+
+#include "common/chunk_selection.h"
+#include "common/codec_sharding.h"
+#include "common/strided_copy.h"
+
+namespace zarrd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kV3Metadata = "zarr.json";
+constexpr const char* kV2Array = ".zarray";
+constexpr const char* kV2Attrs = ".zattrs";
+
+// Per-thread buffers: fresh multi-MiB allocations are mmapped and page-faulted on every chunk.
+Bytes& ThreadBuffer(int which) {
+  thread_local Bytes buffers[3];
+  return buffers[which];
+}
+
+std::string Quoted(const std::string& path) { return "'" + (path.empty() ? "/" : path) + "'"; }
+
+Status CheckPath(const std::string& path) {
+  if (path.empty()) return OkStatus();
+  return ValidateKey(path).WithContext("array path");
+}
+
+Result<std::optional<json>> ReadJson(Store& store, const std::string& key) {
+  Bytes bytes;
+  ZARRD_ASSIGN_OR_RETURN(bool found, store.Get(key, &bytes));
+  if (!found) return std::optional<json>();
+  ZARRD_ASSIGN_OR_RETURN(json j, ParseJsonDocument(
+                                     std::string_view(reinterpret_cast<const char*>(bytes.data()),
+                                                      bytes.size()),
+                                     key));
+  return std::optional<json>(std::move(j));
+}
+
+Status WriteJson(Store& store, const std::string& key, const json& j) {
+  std::string text = j.dump(2);
+  return store.Set(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
+  if (m.codec_chain->has_array_codecs() || m.codec_chain->has_bytes_codecs()) return nullptr;
+  return dynamic_cast<const ShardingCodec*>(&m.codec_chain->array_to_bytes());
+}
+
+}  // namespace
+
+Array::Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata)
+    : store_(std::move(store)),
+      path_(std::move(path)),
+      metadata_(std::make_shared<const ArrayMetadata>(std::move(metadata))) {}
+
+std::shared_ptr<const ArrayMetadata> Array::metadata() const {
+  std::lock_guard lock(metadata_mutex_);
+  return metadata_;
+}
+
+Status Array::Context(const Status& status, const std::string& key) const {
+  return status.WithContext("array " + Quoted(path_) + " chunk '" + key + "'");
+}
+
+std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const {
+  return JoinKey(path_, m.ChunkKey(index));
+}
+
+Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::string path) {
+  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  const std::string where = "array " + Quoted(path);
+  auto v3 = ReadJson(*store, JoinKey(path, kV3Metadata));
+  if (!v3.ok()) return v3.status().WithContext(where);
+  if (*v3) {
+    const json& j = **v3;
+    if (j.is_object() && j.value("node_type", "") == "group") {
+      return FailedPrecondition(where + ": the node is a group, not an array");
+    }
+    auto m = ParseV3ArrayMetadata(j);
+    if (!m.ok()) return m.status().WithContext(where + " zarr.json");
+    return std::shared_ptr<Array>(new Array(std::move(store), std::move(path), std::move(*m)));
+  }
+  auto v2 = ReadJson(*store, JoinKey(path, kV2Array));
+  if (!v2.ok()) return v2.status().WithContext(where);
+  if (!*v2) return NotFound(where + ": no zarr.json or .zarray in " + store->Describe());
+  auto attrs = ReadJson(*store, JoinKey(path, kV2Attrs));
+  if (!attrs.ok()) return attrs.status().WithContext(where);
+  auto m = ParseV2ArrayMetadata(**v2, *attrs ? **attrs : json(nullptr));
+  if (!m.ok()) return m.status().WithContext(where + " .zarray");
+  return std::shared_ptr<Array>(new Array(std::move(store), std::move(path), std::move(*m)));
+}
+
+Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::string path,
+                                             ArrayMetadata metadata, bool overwrite) {
+  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  const std::string where = "array " + Quoted(path);
+  Status s = metadata.Finalize();
+  if (!s.ok()) return s.WithContext(where);
+  Bytes probe;
+  for (const char* doc : {kV3Metadata, kV2Array, ".zgroup"}) {
+    ZARRD_ASSIGN_OR_RETURN(bool exists, store->Get(JoinKey(path, doc), &probe));
+    if (exists && !overwrite) return AlreadyExists(where + ": a node exists there already");
+    if (exists) ZARRD_RETURN_IF_ERROR(store->DeletePrefix(path.empty() ? "" : path + "/"));
+  }
+  std::shared_ptr<Array> array(new Array(std::move(store), std::move(path), metadata));
+  ZARRD_RETURN_IF_ERROR(array->WriteMetadata(metadata));
+  return array;
+}
+
+Status Array::WriteMetadata(const ArrayMetadata& m) {
+  if (m.format == ZarrFormat::kV3) return WriteJson(*store_, JoinKey(path_, kV3Metadata), ToV3Json(m));
+  ZARRD_RETURN_IF_ERROR(WriteJson(*store_, JoinKey(path_, kV2Array), ToV2Json(m)));
+  if (m.attributes.empty()) return store_->Delete(JoinKey(path_, kV2Attrs));
+  return WriteJson(*store_, JoinKey(path_, kV2Attrs), m.attributes);
+}
+
+Status Array::SetAttributes(const json& attributes) {
+  if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
+  std::lock_guard lock(metadata_mutex_);
+  auto next = std::make_shared<ArrayMetadata>(*metadata_);
+  next->attributes = attributes;
+  ZARRD_RETURN_IF_ERROR(WriteMetadata(*next));
+  metadata_ = std::move(next);
+  return OkStatus();
+}
+
+Status Array::Read(const Selection& selection, void* out, size_t out_size,
+                   const IoOptions& options) const {
+  auto m = metadata();
+  auto resolved = ResolveSelection(selection, m->shape);
+  if (!resolved.ok()) return resolved.status().WithContext("array " + Quoted(path_));
+  const size_t need = static_cast<size_t>(resolved->num_elements()) * ItemSize(m->dtype);
+  if (out_size != need) {
+    return InvalidArgument("array " + Quoted(path_) + ": result buffer holds " +
+                           std::to_string(out_size) + " bytes, the selection needs " +
+                           std::to_string(need));
+  }
+  if (need == 0) return OkStatus();
+  if (PartialShardCodec(*m)) return ReadSharded(*m, *resolved, static_cast<uint8_t*>(out), options);
+  return ReadChunks(*m, *resolved, static_cast<uint8_t*>(out), options);
+}
+
+Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+                         const IoOptions& options) const {
+  ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
+  const ChunkSpec spec = m.chunk_spec();
+  const size_t es = ItemSize(m.dtype);
+  ChunkSelection chunks(sel, m.chunk_shape, es);
+  return pool.ParallelFor(
+      chunks.num_chunks(),
+      [&](size_t n) -> Status {
+        auto parts = chunks.Parts(n);
+        const std::string key = ChunkStoreKey(m, chunks.ChunkIndex(parts));
+        const Placement p = chunks.Place(parts);
+        uint8_t* dst = out + p.result_offset;
+        Bytes& encoded = ThreadBuffer(0);
+        auto found = store_->Get(key, &encoded);
+        if (!found.ok()) return Context(found.status(), key);
+        const size_t rank = p.counts.size();
+        if (!*found) {
+          StridedFill(dst, p.result_strides.data(), p.counts.data(), rank, m.fill_value.data(), es);
+          return OkStatus();
+        }
+        if (p.contiguous) return Context(m.codec_chain->Decode(spec, encoded, dst), key);
+        Bytes& decoded = ThreadBuffer(1);
+        decoded.resize(spec.num_bytes());
+        ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Decode(spec, encoded, decoded.data()), key));
+        StridedCopy(decoded.data() + p.chunk_offset, p.chunk_strides.data(), dst,
+                    p.result_strides.data(), p.counts.data(), rank, es);
+        return OkStatus();
+      },
+      options.cancelled);
+}
+
+Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+                          const IoOptions& options) const {
+  ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
+  const ShardingCodec& codec = *PartialShardCodec(m);
+  const ChunkSpec inner_spec = codec.InnerSpec(m.chunk_spec());
+  const size_t es = ItemSize(m.dtype);
+  const size_t rank = m.rank();
+  ChunkSelection chunks(sel, codec.inner_shape(), es);
+
+  // Group the touched inner chunks by shard; each shard's index is read once.
+  struct Shard {
+    std::vector<int64_t> index;
+    std::string key;
+    std::optional<ShardIndex> entries;  // empty: the shard is absent
+  };
+  std::vector<Shard> shards;
+  std::map<std::vector<int64_t>, size_t> shard_of;
+  struct Inner {
+    size_t shard;
+    size_t position;  // inner chunk number within the shard, C order
+  };
+  std::vector<Inner> inners(chunks.num_chunks());
+  for (size_t n = 0; n < chunks.num_chunks(); ++n) {
+    auto inner_index = chunks.ChunkIndex(chunks.Parts(n));
+    std::vector<int64_t> shard_index(rank);
+    size_t position = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      shard_index[d] = inner_index[d] / codec.grid()[d];
+      position = position * codec.grid()[d] + inner_index[d] % codec.grid()[d];
+    }
+    auto [it, added] = shard_of.try_emplace(shard_index, shards.size());
+    if (added) shards.push_back({shard_index, ChunkStoreKey(m, shard_index), std::nullopt});
+    inners[n] = {it->second, position};
+  }
+
+  const ByteRange index_range = codec.index_location() == ShardingCodec::IndexLocation::kEnd
+                                    ? ByteRange::Suffix(codec.index_size())
+                                    : ByteRange::Prefix(0, codec.index_size());
+  ZARRD_RETURN_IF_ERROR(pool.ParallelFor(
+      shards.size(),
+      [&](size_t s) -> Status {
+        Shard& shard = shards[s];
+        Bytes& bytes = ThreadBuffer(0);
+        auto found = store_->GetRange(shard.key, index_range, &bytes);
+        if (!found.ok()) return Context(found.status(), shard.key);
+        if (!*found) return OkStatus();
+        auto index = codec.DecodeIndex(bytes, std::nullopt);
+        if (!index.ok()) return Context(index.status(), shard.key);
+        shard.entries = std::move(*index);
+        return OkStatus();
+      },
+      options.cancelled));
+
+  const auto inner_strides = COrderStrides(codec.inner_shape(), es);
+  return pool.ParallelFor(
+      chunks.num_chunks(),
+      [&](size_t n) -> Status {
+        const Placement p = chunks.Place(chunks.Parts(n));
+        uint8_t* dst = out + p.result_offset;
+        const Shard& shard = shards[inners[n].shard];
+        const size_t pos = inners[n].position;
+        if (!shard.entries || shard.entries->empty(pos)) {
+          StridedFill(dst, p.result_strides.data(), p.counts.data(), rank, m.fill_value.data(), es);
+          return OkStatus();
+        }
+        const std::string where = shard.key + "' inner chunk '" + std::to_string(pos);
+        Bytes& encoded = ThreadBuffer(0);
+        auto found = store_->GetRange(
+            shard.key, ByteRange::Prefix(shard.entries->offset(pos), shard.entries->nbytes(pos)),
+            &encoded);
+        if (!found.ok()) return Context(found.status(), where);
+        if (!*found) return Context(DataLoss("shard vanished while read"), where);
+        if (p.contiguous) return Context(codec.inner_codecs().Decode(inner_spec, encoded, dst), where);
+        Bytes& decoded = ThreadBuffer(1);
+        decoded.resize(inner_spec.num_bytes());
+        ZARRD_RETURN_IF_ERROR(
+            Context(codec.inner_codecs().Decode(inner_spec, encoded, decoded.data()), where));
+        StridedCopy(decoded.data() + p.chunk_offset, p.chunk_strides.data(), dst,
+                    p.result_strides.data(), p.counts.data(), rank, es);
+        return OkStatus();
+      },
+      options.cancelled);
+}
+
+Status Array::Write(const Selection& selection, const void* in, size_t in_size,
+                    const IoOptions& options) {
+  auto m = metadata();
+  auto sel = ResolveSelection(selection, m->shape);
+  if (!sel.ok()) return sel.status().WithContext("array " + Quoted(path_));
+  const size_t es = ItemSize(m->dtype);
+  const size_t need = static_cast<size_t>(sel->num_elements()) * es;
+  if (in_size != need) {
+    return InvalidArgument("array " + Quoted(path_) + ": input holds " + std::to_string(in_size) +
+                           " bytes, the selection needs " + std::to_string(need));
+  }
+  if (need == 0) return OkStatus();
+  ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
+  const ChunkSpec spec = m->chunk_spec();
+  ChunkSelection chunks(*sel, m->chunk_shape, es);
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  return pool.ParallelFor(
+      chunks.num_chunks(),
+      [&](size_t n) -> Status {
+        auto parts = chunks.Parts(n);
+        const std::string key = ChunkStoreKey(*m, chunks.ChunkIndex(parts));
+        const Placement p = chunks.Place(parts);
+        const size_t rank = p.counts.size();
+        auto lock = store_->LockKey(key);
+        Bytes& chunk = ThreadBuffer(1);
+        chunk.resize(spec.num_bytes());
+        if (!p.covers_chunk) {
+          Bytes& old = ThreadBuffer(0);
+          auto found = store_->Get(key, &old);
+          if (!found.ok()) return Context(found.status(), key);
+          if (*found) {
+            ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Decode(spec, old, chunk.data()), key));
+          } else {
+            auto strides = COrderStrides(spec.shape, es);
+            StridedFill(chunk.data(), strides.data(), spec.shape.data(), rank, m->fill_value.data(),
+                        es);
+          }
+        }
+        StridedCopy(src + p.result_offset, p.result_strides.data(), chunk.data() + p.chunk_offset,
+                    p.chunk_strides.data(), p.counts.data(), rank, es);
+        if (AllEqual(chunk.data(), chunk.size() / es, m->fill_value.data(), es)) {
+          return Context(store_->Delete(key), key);
+        }
+        Bytes& encoded = ThreadBuffer(2);
+        ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Encode(spec, chunk.data(), &encoded), key));
+        return Context(store_->Set(key, encoded), key);
+      },
+      options.cancelled);
+}
+
+Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions& options) {
+  auto old = metadata();
+  const std::string where = "array " + Quoted(path_);
+  if (shape.size() != old->rank()) {
+    return InvalidArgument(where + ": resize to " + std::to_string(shape.size()) +
+                           " dimensions, the array has " + std::to_string(old->rank()));
+  }
+  ArrayMetadata next = *old;
+  next.shape = shape;
+  ZARRD_RETURN_IF_ERROR(next.Finalize().WithContext(where));
+  const size_t rank = shape.size();
+  const size_t es = ItemSize(old->dtype);
+  // Reset the cut-off part of edge chunks that stay, so growing again shows the fill value.
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t cs = old->chunk_shape[d];
+    const int64_t edge_end = std::min(old->shape[d], (shape[d] + cs - 1) / cs * cs);
+    if (shape[d] >= edge_end) continue;
+    Selection region;
+    size_t count = 1;
+    for (size_t e = 0; e < rank; ++e) {
+      int64_t lo = e == d ? shape[d] : 0;
+      int64_t hi = e == d ? edge_end : std::min(shape[e], old->shape[e]);
+      region.push_back(SelectionItem::Slice(lo, hi));
+      count *= static_cast<size_t>(std::max<int64_t>(0, hi - lo));
+    }
+    if (count == 0) continue;
+    Bytes fill(count * es);
+    for (size_t i = 0; i < count; ++i) std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
+    ZARRD_RETURN_IF_ERROR(Write(region, fill.data(), fill.size(), options));
+  }
+  // Delete chunks that lie wholly outside the new shape.
+  const auto old_grid = old->grid_shape();
+  const auto new_grid = next.grid_shape();
+  std::vector<int64_t> index(rank, 0);
+  int64_t total = 1;
+  for (int64_t g : old_grid) total *= g;
+  for (int64_t n = 0; n < total && rank > 0; ++n) {
+    bool outside = false;
+    for (size_t d = 0; d < rank; ++d) outside |= index[d] >= new_grid[d];
+    if (outside) ZARRD_RETURN_IF_ERROR(store_->Delete(ChunkStoreKey(*old, index)));
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < old_grid[d]) break;
+      index[d] = 0;
+    }
+  }
+  std::lock_guard lock(metadata_mutex_);
+  ZARRD_RETURN_IF_ERROR(WriteMetadata(next));
+  metadata_ = std::make_shared<const ArrayMetadata>(std::move(next));
+  return OkStatus();
+}
+
+}  // namespace zarrd

@@ -1,0 +1,61 @@
+// A Zarr array in a store: metadata, and chunk-parallel reads and writes of selections.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/metadata.h"
+#include "common/selection.h"
+#include "common/store.h"
+#include "common/thread_pool.h"
+
+namespace zarrd {
+
+struct IoOptions {
+  ThreadPool* pool = nullptr;  // nullptr: ThreadPool::Default()
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+class Array {
+ public:
+  // Opens `path` ("" is the store root): zarr.json (v3) or .zarray (v2).
+  static Result<std::shared_ptr<Array>> Open(std::shared_ptr<Store> store, std::string path);
+  // Writes the metadata (finalizing it); ALREADY_EXISTS unless `overwrite`, which first deletes
+  // everything under `path`.
+  static Result<std::shared_ptr<Array>> Create(std::shared_ptr<Store> store, std::string path,
+                                               ArrayMetadata metadata, bool overwrite = false);
+
+  std::shared_ptr<const ArrayMetadata> metadata() const;
+  const std::string& path() const { return path_; }
+  Store& store() { return *store_; }
+
+  // Reads the selection into `out`: C order, little-endian, numpy's result shape.
+  Status Read(const Selection& selection, void* out, size_t out_size,
+              const IoOptions& options = {}) const;
+  // Writes `in` (laid out as Read's result) into the selection.
+  Status Write(const Selection& selection, const void* in, size_t in_size,
+               const IoOptions& options = {});
+  // Changes the shape; chunks wholly outside the new shape are deleted and the kept edge
+  // chunks have their cut-off part reset to the fill value, as zarr-python does.
+  Status Resize(const std::vector<int64_t>& shape, const IoOptions& options = {});
+  Status SetAttributes(const nlohmann::json& attributes);
+
+ private:
+  Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata);
+  Status WriteMetadata(const ArrayMetadata& metadata);
+  std::string ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const;
+  Status ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+                    const IoOptions& options) const;
+  Status ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+                     const IoOptions& options) const;
+  Status Context(const Status& status, const std::string& key) const;
+
+  std::shared_ptr<Store> store_;
+  std::string path_;
+  mutable std::mutex metadata_mutex_;
+  std::shared_ptr<const ArrayMetadata> metadata_;
+};
+
+}  // namespace zarrd

@@ -1,0 +1,112 @@
+#include "common/metadata.h"
+
+#include <limits>
+
+namespace zarrd {
+
+using nlohmann::json;
+
+std::vector<int64_t> ArrayMetadata::grid_shape() const {
+  std::vector<int64_t> grid(rank());
+  for (size_t d = 0; d < rank(); ++d) grid[d] = (shape[d] + chunk_shape[d] - 1) / chunk_shape[d];
+  return grid;
+}
+
+std::string ArrayMetadata::ChunkKey(const std::vector<int64_t>& chunk_index) const {
+  std::string key;
+  if (key_encoding.kind == ChunkKeyEncoding::Kind::kDefault) {
+    key = "c";
+    for (int64_t i : chunk_index) {
+      key += key_encoding.separator;
+      key += std::to_string(i);
+    }
+    return key;
+  }
+  if (chunk_index.empty()) return "0";
+  for (size_t d = 0; d < chunk_index.size(); ++d) {
+    if (d) key += key_encoding.separator;
+    key += std::to_string(chunk_index[d]);
+  }
+  return key;
+}
+
+Status ArrayMetadata::Finalize() {
+  if (shape.size() != chunk_shape.size()) {
+    return InvalidArgument("chunk shape has " + std::to_string(chunk_shape.size()) +
+                           " dimensions, the array has " + std::to_string(shape.size()));
+  }
+  uint64_t chunk_bytes = ItemSize(dtype);
+  for (size_t d = 0; d < rank(); ++d) {
+    if (shape[d] < 0) return InvalidArgument("shape: negative extent " + std::to_string(shape[d]));
+    if (chunk_shape[d] < 1) {
+      return InvalidArgument("chunk shape: extents must be positive, got " +
+                             std::to_string(chunk_shape[d]));
+    }
+    if (__builtin_mul_overflow(chunk_bytes, static_cast<uint64_t>(chunk_shape[d]), &chunk_bytes) ||
+        chunk_bytes > kMaxChunkBytes) {
+      return InvalidArgument("chunk shape: one chunk would exceed " +
+                             std::to_string(kMaxChunkBytes) + " bytes");
+    }
+  }
+  uint64_t elements = 1;
+  for (int64_t s : shape) {
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(s), &elements) ||
+        elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return InvalidArgument("shape: element count overflows 64 bits");
+    }
+  }
+  if (fill_value.size() != ItemSize(dtype)) return Internal("fill value of wrong size");
+  if (dimension_names && dimension_names->size() != rank()) {
+    return InvalidArgument("dimension_names: has " + std::to_string(dimension_names->size()) +
+                           " names for " + std::to_string(rank()) + " dimensions");
+  }
+  if (format == ZarrFormat::kV3) {
+    ZARRD_ASSIGN_OR_RETURN(codec_chain, CodecChain::FromV3Json(codecs, chunk_spec()));
+    return OkStatus();
+  }
+  std::vector<std::unique_ptr<ArrayToArrayCodec>> array_codecs;
+  if (v2_order == 'F' && rank() > 1) {
+    json order = json::array();
+    for (size_t d = rank(); d-- > 0;) order.push_back(d);
+    ZARRD_ASSIGN_OR_RETURN(auto transpose, MakeTransposeCodec({{"order", order}}, rank()));
+    array_codecs.push_back(std::move(transpose));
+  }
+  json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
+  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeBytesCodec(endian, dtype));
+  std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs;
+  if (!v2_compressor.is_null()) {
+    ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, dtype));
+    bytes_codecs.push_back(std::move(compressor));
+  }
+  codec_chain = std::make_shared<const CodecChain>(std::move(array_codecs), std::move(bytes),
+                                                   std::move(bytes_codecs));
+  codecs = codec_chain->ToJson();
+  return OkStatus();
+}
+
+Result<json> ParseJsonDocument(std::string_view text, const std::string& what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(what + ": not valid JSON");
+  return j;
+}
+
+namespace internal {
+
+Result<std::vector<int64_t>> ParseExtents(const json& j, const std::string& field,
+                                          bool positive) {
+  if (!j.is_array()) return InvalidArgument(field + ": expected a list of integers");
+  std::vector<int64_t> out;
+  for (const json& v : j) {
+    if (!v.is_number_integer() || (positive ? v.get<int64_t>() < 1 : v.get<int64_t>() < 0) ||
+        (v.is_number_unsigned() &&
+         v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+      return InvalidArgument(field + ": expected " + (positive ? "positive" : "non-negative") +
+                             " integers, got " + j.dump());
+    }
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
+}  // namespace internal
+}  // namespace zarrd

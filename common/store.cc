@@ -1,0 +1,47 @@
+#include "common/store.h"
+
+#include <functional>
+
+namespace zarrd {
+
+std::unique_lock<std::mutex> Store::LockKey(std::string_view key) {
+  return std::unique_lock<std::mutex>(key_locks_[std::hash<std::string_view>{}(key) % kLockStripes]);
+}
+
+Status Store::DeletePrefix(const std::string& prefix) {
+  ZARRD_ASSIGN_OR_RETURN(auto keys, List(prefix));
+  for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(Delete(key));
+  return OkStatus();
+}
+
+Status ValidateKey(std::string_view key) {
+  auto bad = [&](const char* why) {
+    std::string shown;
+    for (char c : key) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    return InvalidArgument("store key \"" + shown + "\": " + why);
+  };
+  if (key.empty()) return bad("is empty");
+  if (key.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
+  if (key.front() == '/') return bad("is absolute");
+  if (key.find('\\') != std::string_view::npos) return bad("contains a backslash");
+  size_t start = 0;
+  while (start <= key.size()) {
+    size_t end = key.find('/', start);
+    if (end == std::string_view::npos) end = key.size();
+    std::string_view part = key.substr(start, end - start);
+    if (part.empty()) return bad("has an empty path component");
+    if (part == "." || part == "..") return bad("has a '.' or '..' component");
+    start = end + 1;
+  }
+  return OkStatus();
+}
+
+std::string JoinKey(std::string_view path, std::string_view key) {
+  if (path.empty()) return std::string(key);
+  std::string out(path);
+  if (out.back() != '/') out += '/';
+  out += key;
+  return out;
+}
+
+}  // namespace zarrd

@@ -1,0 +1,68 @@
+// Key-value stores that hold Zarr metadata documents and chunks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/codec.h"
+#include "common/status.h"
+
+namespace zarrd {
+
+// A byte range of a value: [offset, offset + length), or the last `length` bytes.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool suffix = false;
+  static ByteRange Prefix(uint64_t offset, uint64_t length) { return {offset, length, false}; }
+  static ByteRange Suffix(uint64_t length) { return {0, length, true}; }
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Reads a value into `out` (reusing its capacity). Returns false when the key is absent.
+  virtual Result<bool> Get(const std::string& key, Bytes* out) = 0;
+  // Reads a range; a range past the end of the value is DATA_LOSS (a corrupt reference).
+  virtual Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) = 0;
+  // Replaces the value atomically: readers see the old or the new value, never a mix.
+  virtual Status Set(const std::string& key, ByteView value) = 0;
+  // Absent keys are not an error.
+  virtual Status Delete(const std::string& key) = 0;
+  // Every key that starts with `prefix` ("" lists all), sorted.
+  virtual Result<std::vector<std::string>> List(const std::string& prefix) = 0;
+  // Deletes every key under `prefix` (which must be empty or end in '/').
+  virtual Status DeletePrefix(const std::string& prefix);
+  virtual std::string Describe() const = 0;
+
+  // Serialises read-modify-write of one key (a chunk or shard) among all users of this store.
+  std::unique_lock<std::mutex> LockKey(std::string_view key);
+
+ private:
+  static constexpr size_t kLockStripes = 1024;
+  std::array<std::mutex, kLockStripes> key_locks_;
+};
+
+// Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
+Status ValidateKey(std::string_view key);
+// Joins a node path and a key below it ("" path means the store root).
+std::string JoinKey(std::string_view path, std::string_view key);
+
+std::shared_ptr<Store> MakeMemoryStore();
+
+struct LocalStoreOptions {
+  // fsync files and their directory on every Set (survives power loss, not only crashes).
+  bool fsync = false;
+};
+// A directory; created when missing. Keys cannot reach outside it, through symlinks neither.
+Result<std::shared_ptr<Store>> OpenLocalStore(const std::string& root,
+                                              LocalStoreOptions options = {});
+
+}  // namespace zarrd

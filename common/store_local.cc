@@ -1,0 +1,284 @@
+// A store over a local directory. Every path is resolved beneath the root's descriptor
+// (openat2 RESOLVE_BENEATH), so neither ".." nor a symlink can lead outside it.
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <functional>
+
+#include "common/store.h"
+
+namespace zarrd {
+namespace {
+
+constexpr std::string_view kTempMarker = ".zarrd-tmp-";
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+class LocalStore : public Store {
+ public:
+  LocalStore(std::string root, Fd root_fd, LocalStoreOptions options)
+      : root_(std::move(root)), root_fd_(std::move(root_fd)), options_(options) {}
+
+  Result<bool> Get(const std::string& key, Bytes* out) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    int fd = OpenBeneath(key, O_RDONLY);
+    if (fd < 0) return Missing(errno, key);
+    Fd file(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
+    if (!S_ISREG(st.st_mode)) return false;
+    out->resize(static_cast<size_t>(st.st_size));
+    ZARRD_RETURN_IF_ERROR(ReadAt(fd, 0, out->data(), out->size(), key));
+    return true;
+  }
+
+  Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    int fd = OpenBeneath(key, O_RDONLY);
+    if (fd < 0) return Missing(errno, key);
+    Fd file(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
+    if (!S_ISREG(st.st_mode)) return false;
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    uint64_t offset = range.suffix ? size - std::min(size, range.length) : range.offset;
+    if (range.length > size || offset > size - range.length) {
+      return DataLoss("range [" + std::to_string(offset) + ", +" + std::to_string(range.length) +
+                      ") is past the end of " + Where(key) + " (" + std::to_string(size) +
+                      " bytes)");
+    }
+    out->resize(range.length);
+    ZARRD_RETURN_IF_ERROR(ReadAt(fd, offset, out->data(), out->size(), key));
+    return true;
+  }
+
+  Status Set(const std::string& key, ByteView value) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    size_t slash = key.rfind('/');
+    std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
+    ZARRD_ASSIGN_OR_RETURN(Fd dir, MakeParents(key, slash));
+    static std::atomic<uint64_t> counter{0};
+    std::string temp = base + std::string(kTempMarker) + std::to_string(::getpid()) + "-" +
+                       std::to_string(counter.fetch_add(1));
+    int fd = ::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus(errno, Where(key));
+    Fd file(fd);
+    Status status = WriteAll(fd, value, key);
+    if (status.ok() && options_.fsync && ::fsync(fd) != 0) status = ErrnoStatus(errno, Where(key));
+    if (status.ok() && ::renameat(dir.get(), temp.c_str(), dir.get(), base.c_str()) != 0) {
+      status = ErrnoStatus(errno, Where(key));
+    }
+    if (!status.ok()) {
+      ::unlinkat(dir.get(), temp.c_str(), 0);
+      return status;
+    }
+    if (options_.fsync && ::fsync(dir.get()) != 0) return ErrnoStatus(errno, Where(key));
+    return OkStatus();
+  }
+
+  Status Delete(const std::string& key) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    size_t slash = key.rfind('/');
+    int dirfd = slash == std::string::npos
+                    ? ::fcntl(root_fd_.get(), F_DUPFD_CLOEXEC, 0)
+                    : OpenBeneath(key.substr(0, slash), O_DIRECTORY | O_PATH);
+    if (dirfd < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return OkStatus();
+      return Escape(errno, key);
+    }
+    Fd dir(dirfd);
+    std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
+    if (::unlinkat(dir.get(), base.c_str(), 0) != 0 && errno != ENOENT) {
+      return ErrnoStatus(errno, Where(key));
+    }
+    return OkStatus();
+  }
+
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    size_t slash = prefix.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash);
+    if (!dir.empty()) ZARRD_RETURN_IF_ERROR(ValidateKey(dir));
+    std::vector<std::string> keys;
+    int fd = dir.empty() ? ::openat(root_fd_.get(), ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC)
+                         : OpenBeneath(dir, O_DIRECTORY | O_RDONLY);
+    if (fd < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return keys;
+      return Escape(errno, dir);
+    }
+    ZARRD_RETURN_IF_ERROR(Walk(fd, dir.empty() ? "" : dir + "/", prefix, &keys));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+
+  std::string Describe() const override { return "local store " + root_; }
+
+ private:
+  std::string Where(const std::string& key) const { return "\"" + key + "\" in " + root_; }
+
+  Result<bool> Missing(int err, const std::string& key) const {
+    if (err == ENOENT || err == ENOTDIR) return false;
+    return Escape(err, key);
+  }
+
+  Status Escape(int err, const std::string& key) const {
+    if (err == EXDEV || err == ELOOP) {
+      return PermissionDenied("store key \"" + key + "\" leads outside " + root_);
+    }
+    return ErrnoStatus(err, Where(key));
+  }
+
+  int OpenBeneath(const std::string& path, int flags) const {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    int fd = static_cast<int>(::syscall(SYS_openat2, root_fd_.get(), path.c_str(), &how, sizeof how));
+    if (fd >= 0 || errno != ENOSYS) return fd;
+    return OpenWalking(path, flags);
+  }
+
+  // For kernels without openat2: walk the components, following no symlink at all.
+  int OpenWalking(const std::string& path, int flags) const {
+    Fd dir(::fcntl(root_fd_.get(), F_DUPFD_CLOEXEC, 0));
+    size_t start = 0;
+    while (true) {
+      size_t slash = path.find('/', start);
+      std::string part = path.substr(start, slash == std::string::npos ? std::string::npos
+                                                                       : slash - start);
+      if (slash == std::string::npos) {
+        return ::openat(dir.get(), part.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+      }
+      int next = ::openat(dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0) return -1;
+      dir = Fd(next);
+      start = slash + 1;
+    }
+  }
+
+  Result<Fd> MakeParents(const std::string& key, size_t slash) const {
+    if (slash == std::string::npos) return Fd(::fcntl(root_fd_.get(), F_DUPFD_CLOEXEC, 0));
+    std::string parents = key.substr(0, slash);
+    int fd = OpenBeneath(parents, O_DIRECTORY | O_PATH);
+    if (fd >= 0) return Fd(fd);
+    if (errno != ENOENT) return Escape(errno, key);
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = parents.find('/', pos + 1);
+      std::string partial = parents.substr(0, pos);
+      int d = OpenBeneath(partial, O_DIRECTORY | O_PATH);
+      if (d >= 0) {
+        ::close(d);
+        continue;
+      }
+      if (errno != ENOENT) return Escape(errno, key);
+      size_t up = partial.rfind('/');
+      Fd parent(up == std::string::npos ? ::fcntl(root_fd_.get(), F_DUPFD_CLOEXEC, 0)
+                                        : OpenBeneath(partial.substr(0, up), O_DIRECTORY | O_PATH));
+      if (parent.get() < 0) return Escape(errno, key);
+      std::string name = up == std::string::npos ? partial : partial.substr(up + 1);
+      if (::mkdirat(parent.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoStatus(errno, Where(key));
+      }
+    }
+    fd = OpenBeneath(parents, O_DIRECTORY | O_PATH);
+    if (fd < 0) return Escape(errno, key);
+    return Fd(fd);
+  }
+
+  Status ReadAt(int fd, uint64_t offset, uint8_t* data, size_t size, const std::string& key) {
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::pread(fd, data + done, size - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, Where(key));
+      if (n == 0) return DataLoss(Where(key) + ": shorter than expected (changed while read)");
+      done += static_cast<size_t>(n);
+    }
+    return OkStatus();
+  }
+
+  Status WriteAll(int fd, ByteView value, const std::string& key) {
+    size_t done = 0;
+    while (done < value.size()) {
+      ssize_t n = ::write(fd, value.data() + done, value.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, Where(key));
+      done += static_cast<size_t>(n);
+    }
+    return OkStatus();
+  }
+
+  // Collects regular files below `fd` (whose key prefix is `base`) that start with `prefix`.
+  Status Walk(int fd, const std::string& base, const std::string& prefix,
+              std::vector<std::string>* keys) {
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      return ErrnoStatus(errno, Where(base));
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      std::string key = base + name;
+      const size_t n = std::min(key.size(), prefix.size());
+      if (key.compare(0, n, prefix, 0, n) != 0) continue;
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+      }
+      if (type == DT_DIR) {
+        int sub = ::openat(::dirfd(d), e->d_name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) continue;
+        ZARRD_RETURN_IF_ERROR(Walk(sub, key + "/", prefix, keys));
+      } else if (type == DT_REG && key.size() >= prefix.size() &&
+                 name.find(kTempMarker) == std::string::npos) {
+        keys->push_back(std::move(key));
+      }
+    }
+    return OkStatus();
+  }
+
+  std::string root_;
+  Fd root_fd_;
+  LocalStoreOptions options_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<Store>> OpenLocalStore(const std::string& root, LocalStoreOptions options) {
+  if (root.empty()) return InvalidArgument("local store: root path is empty");
+  if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, "local store root " + root);
+  }
+  int fd = ::open(root.c_str(), O_DIRECTORY | O_PATH | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "local store root " + root);
+  return std::shared_ptr<Store>(new LocalStore(root, Fd(fd), options));
+}
+
+}  // namespace zarrd

@@ -1,0 +1,75 @@
+#include <map>
+#include <shared_mutex>
+
+#include "common/store.h"
+
+namespace zarrd {
+namespace {
+
+class MemoryStore : public Store {
+ public:
+  Result<bool> Get(const std::string& key, Bytes* out) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    auto value = Find(key);
+    if (!value) return false;
+    out->assign(value->begin(), value->end());
+    return true;
+  }
+
+  Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    auto value = Find(key);
+    if (!value) return false;
+    const uint64_t size = value->size();
+    uint64_t offset = range.suffix ? size - std::min(size, range.length) : range.offset;
+    if (range.length > size || offset > size - range.length) {
+      return DataLoss("range [" + std::to_string(offset) + ", +" + std::to_string(range.length) +
+                      ") is past the end of \"" + key + "\" (" + std::to_string(size) + " bytes)");
+    }
+    out->assign(value->begin() + offset, value->begin() + offset + range.length);
+    return true;
+  }
+
+  Status Set(const std::string& key, ByteView value) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    auto bytes = std::make_shared<const Bytes>(value.begin(), value.end());
+    std::unique_lock lock(mutex_);
+    values_[key] = std::move(bytes);
+    return OkStatus();
+  }
+
+  Status Delete(const std::string& key) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    std::unique_lock lock(mutex_);
+    values_.erase(key);
+    return OkStatus();
+  }
+
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    std::shared_lock lock(mutex_);
+    std::vector<std::string> keys;
+    for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+      keys.push_back(it->first);
+    }
+    return keys;
+  }
+
+  std::string Describe() const override { return "memory store"; }
+
+ private:
+  std::shared_ptr<const Bytes> Find(const std::string& key) {
+    std::shared_lock lock(mutex_);
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : it->second;
+  }
+
+  std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Bytes>> values_;
+};
+
+}  // namespace
+
+std::shared_ptr<Store> MakeMemoryStore() { return std::make_shared<MemoryStore>(); }
+
+}  // namespace zarrd

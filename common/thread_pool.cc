@@ -1,0 +1,100 @@
+#include "common/thread_pool.h"
+
+#include <memory>
+
+namespace zarrd {
+
+ThreadPool::ThreadPool(size_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::Default() {
+  static ThreadPool pool;
+  return pool;
+}
+
+void ThreadPool::Submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void ThreadPool::WorkerLoop() {
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+Status ThreadPool::ParallelFor(size_t n, const std::function<Status(size_t)>& fn,
+                               const std::atomic<bool>* cancelled) {
+  if (n == 0) return OkStatus();
+  struct Shared {
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t running = 0;
+    bool closed = false;
+    Status first_error;
+  };
+  auto shared = std::make_shared<Shared>();
+  auto run = [shared, n, &fn, cancelled] {
+    while (!shared->failed.load(std::memory_order_relaxed)) {
+      if (cancelled && cancelled->load(std::memory_order_relaxed)) {
+        std::lock_guard lock(shared->mutex);
+        if (shared->first_error.ok()) shared->first_error = Cancelled("request cancelled");
+        shared->failed = true;
+        break;
+      }
+      size_t i = shared->next.fetch_add(1);
+      if (i >= n) break;
+      Status s = fn(i);
+      if (!s.ok()) {
+        std::lock_guard lock(shared->mutex);
+        if (shared->first_error.ok()) shared->first_error = s;
+        shared->failed = true;
+      }
+    }
+  };
+  const size_t helpers = std::min(n - 1, workers_.size());
+  for (size_t h = 0; h < helpers; ++h) {
+    Submit([shared, run] {
+      {
+        // A helper that starts after the caller has finished must not touch `fn`.
+        std::lock_guard lock(shared->mutex);
+        if (shared->closed) return;
+        ++shared->running;
+      }
+      run();
+      std::lock_guard lock(shared->mutex);
+      if (--shared->running == 0) shared->done.notify_all();
+    });
+  }
+  run();
+  std::unique_lock lock(shared->mutex);
+  shared->closed = true;
+  shared->done.wait(lock, [&] { return shared->running == 0; });
+  return shared->first_error;
+}
+
+}  // namespace zarrd

@@ -1,0 +1,46 @@
+// A fixed pool of worker threads and a parallel-for over it that the caller joins.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+
+namespace zarrd {
+
+class ThreadPool {
+ public:
+  // 0 threads means one per hardware thread.
+  explicit ThreadPool(size_t threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t size() const { return workers_.size(); }
+
+  // Runs fn(i) for i in [0, n) on the pool and the calling thread; returns the first error,
+  // after which no new index starts. `cancelled`, when set, stops new indices too.
+  Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn,
+                     const std::atomic<bool>* cancelled = nullptr);
+
+  // The process-wide pool, sized from the machine.
+  static ThreadPool& Default();
+
+ private:
+  void Submit(std::function<void()> task);
+  void WorkerLoop();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace zarrd
