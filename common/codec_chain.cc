@@ -75,7 +75,6 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
         ZARRD_ASSIGN_OR_RETURN(array_to_bytes, MakeShardingCodec(config, current));
       }
     } else {
-      if (!array_to_bytes) return order_error("(bytes->bytes) needs an array->bytes codec first");
       std::unique_ptr<BytesToBytesCodec> codec;
       if (name == "zstd") {
         ZARRD_ASSIGN_OR_RETURN(codec, MakeZstdCodec(config));
@@ -85,11 +84,19 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
         ZARRD_ASSIGN_OR_RETURN(codec, MakeBloscCodec(config, current.dtype));
       } else if (name == "crc32c") {
         ZARRD_ASSIGN_OR_RETURN(codec, MakeCrc32cCodec(config));
+      } else if (name.rfind("numcodecs.", 0) == 0) {
+        // zarr-python 3 names numcodecs' codecs "numcodecs.<id>" with their v2 configuration.
+        json v2 = config;
+        v2["id"] = name.substr(std::string("numcodecs.").size());
+        auto made = MakeV2Compressor(v2, current.dtype);
+        if (!made.ok()) return made.status().WithContext("codecs");
+        codec = std::move(*made);
       } else {
         return InvalidArgument("codecs: unsupported codec \"" + name +
                                "\" (zarrd has transpose, bytes, sharding_indexed, zstd, gzip, "
-                               "blosc, crc32c)");
+                               "blosc, crc32c, numcodecs.zlib)");
       }
+      if (!array_to_bytes) return order_error("(bytes->bytes) needs an array->bytes codec first");
       bytes_codecs.push_back(std::move(codec));
     }
   }

@@ -176,7 +176,7 @@ Result<std::unique_ptr<ArrayToBytesCodec>> MakeShardingCodec(const json& config,
   const size_t rank = shard_spec.shape.size();
   std::vector<int64_t> inner_shape, grid;
   for (const json& v : config["chunk_shape"]) {
-    if (!v.is_number_unsigned() || v.get<int64_t>() < 1) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
       return err("chunk_shape", "must hold positive integers, got " + config["chunk_shape"].dump());
     }
     inner_shape.push_back(v.get<int64_t>());

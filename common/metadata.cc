@@ -56,6 +56,13 @@ Status ArrayMetadata::Finalize() {
     }
   }
   if (fill_value.size() != ItemSize(dtype)) return Internal("fill value of wrong size");
+  if (format == ZarrFormat::kV2) key_encoding.kind = ChunkKeyEncoding::Kind::kV2;
+  if (key_encoding.separator == 0) {
+    key_encoding.separator = key_encoding.kind == ChunkKeyEncoding::Kind::kV2 ? '.' : '/';
+  }
+  if (key_encoding.separator != '.' && key_encoding.separator != '/') {
+    return InvalidArgument("chunk key separator: must be '/' or '.'");
+  }
   if (dimension_names && dimension_names->size() != rank()) {
     return InvalidArgument("dimension_names: has " + std::to_string(dimension_names->size()) +
                            " names for " + std::to_string(rank()) + " dimensions");

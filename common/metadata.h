@@ -18,7 +18,7 @@ namespace zarrd {
 struct ChunkKeyEncoding {
   enum class Kind { kDefault, kV2 };
   Kind kind = Kind::kDefault;
-  char separator = '/';
+  char separator = 0;  // 0: the encoding's default ('/' for default, '.' for v2)
 };
 
 struct ArrayMetadata {

@@ -1,6 +1,4 @@
 // .zarray / .zgroup / .zattrs (Zarr v2 spec).
-#include <set>
-
 #include "common/metadata.h"
 
 namespace zarrd {
@@ -15,12 +13,7 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   for (const char* field : {"shape", "chunks", "dtype", "compressor", "fill_value", "order"}) {
     if (!j.contains(field)) return InvalidArgument(std::string(field) + ": required field missing");
   }
-  for (const auto& [key, value] : j.items()) {
-    static const std::set<std::string> kKnown = {"zarr_format", "shape", "chunks", "dtype",
-                                                 "compressor", "fill_value", "order", "filters",
-                                                 "dimension_separator"};
-    if (!kKnown.count(key)) return InvalidArgument(key + ": unknown field in .zarray");
-  }
+  // Unknown keys are ignored, as zarr-python 2 does.
   ArrayMetadata m;
   m.format = ZarrFormat::kV2;
   ZARRD_ASSIGN_OR_RETURN(m.shape, internal::ParseExtents(j["shape"], "shape", false));

@@ -93,9 +93,10 @@ class [[nodiscard]] Result {
 };
 
 namespace internal {
-inline const Status& GetStatus(const Status& s) { return s; }
+// By value: `expr` is often a temporary that dies before the status is inspected.
+inline Status GetStatus(const Status& s) { return s; }
 template <typename T>
-const Status& GetStatus(const Result<T>& r) {
+Status GetStatus(const Result<T>& r) {
   return r.status();
 }
 }  // namespace internal
@@ -108,7 +109,7 @@ const Status& GetStatus(const Result<T>& r) {
 // Returns from the calling function when `expr` (a Status or Result) failed.
 #define ZARRD_RETURN_IF_ERROR(expr)                                           \
   do {                                                                        \
-    const auto& zarrd_status_ = ::zarrd::internal::GetStatus((expr));         \
+    ::zarrd::Status zarrd_status_ = ::zarrd::internal::GetStatus((expr));     \
     if (!zarrd_status_.ok()) return zarrd_status_;                            \
   } while (0)
 

@@ -96,7 +96,10 @@ class LocalStore : public Store {
       ::unlinkat(dir.get(), temp.c_str(), 0);
       return status;
     }
-    if (options_.fsync && ::fsync(dir.get()) != 0) return ErrnoStatus(errno, Where(key));
+    if (options_.fsync) {
+      Fd sync(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // O_PATH cannot fsync
+      if (sync.get() < 0 || ::fsync(sync.get()) != 0) return ErrnoStatus(errno, Where(key));
+    }
     return OkStatus();
   }
 

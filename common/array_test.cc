@@ -1,0 +1,275 @@
+#include "common/array.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "common/test_util.h"
+
+namespace zarrd {
+namespace {
+
+using nlohmann::json;
+
+// Counts bytes handed out, to show which reads touch how much of a shard.
+class CountingStore : public Store {
+ public:
+  explicit CountingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+  Result<bool> Get(const std::string& key, Bytes* out) override {
+    auto r = inner_->Get(key, out);
+    if (r.ok() && *r) bytes_read += out->size();
+    return r;
+  }
+  Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
+    auto r = inner_->GetRange(key, range, out);
+    if (r.ok() && *r) bytes_read += out->size();
+    return r;
+  }
+  Status Set(const std::string& key, ByteView value) override { return inner_->Set(key, value); }
+  Status Delete(const std::string& key) override { return inner_->Delete(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    return inner_->List(prefix);
+  }
+  std::string Describe() const override { return "counting " + inner_->Describe(); }
+  std::atomic<size_t> bytes_read{0};
+
+ private:
+  std::shared_ptr<Store> inner_;
+};
+
+ArrayMetadata V3Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks, const json& codecs,
+                     DataType dtype = DataType::kInt32) {
+  ArrayMetadata m;
+  m.format = ZarrFormat::kV3;
+  m.shape = std::move(shape);
+  m.chunk_shape = std::move(chunks);
+  m.dtype = dtype;
+  m.fill_value = FillValue(ItemSize(dtype), 0);
+  m.codecs = codecs;
+  return m;
+}
+
+const json kZstd = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},
+                                   {"name":"zstd","configuration":{"level":1,"checksum":false}}])");
+
+// The selection of `values` (C order, `shape`) computed element by element.
+std::vector<int32_t> Reference(const std::vector<int32_t>& values, const std::vector<int64_t>& shape,
+                               const ResolvedSelection& sel) {
+  std::vector<int32_t> out;
+  const size_t rank = shape.size();
+  std::vector<int64_t> k(rank, 0);
+  int64_t total = 1;
+  for (const auto& d : sel.dims) total *= d.count;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < rank; ++d) flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
+    out.push_back(values[flat]);
+    for (size_t d = rank; d-- > 0;) {
+      if (++k[d] < sel.dims[d].count) break;
+      k[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> Pattern(int64_t n) {
+  std::vector<int32_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);
+  return v;
+}
+
+class ArrayRoundTrip : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
+  const std::string kind = GetParam();
+  testing::TempDir dir;
+  std::shared_ptr<Store> store = kind == std::string("local-v2") ? *OpenLocalStore(dir.path())
+                                                                 : MakeMemoryStore();
+  ArrayMetadata m;
+  if (kind == std::string("sharded")) {
+    m = V3Meta({13, 11, 5}, {8, 6, 5}, json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[4,3,5],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"zstd","configuration":{"level":1}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}}])"));
+  } else if (kind == std::string("local-v2")) {
+    m = V3Meta({13, 11, 5}, {4, 3, 2}, json());
+    m.format = ZarrFormat::kV2;
+    m.v2_order = 'F';
+    m.v2_endian = Endian::kBig;
+    m.v2_compressor = json::parse(R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1})");
+  } else {
+    m = V3Meta({13, 11, 5}, {4, 3, 2},
+               json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},
+                               {"name":"bytes","configuration":{"endian":"big"}},
+                               {"name":"gzip","configuration":{"level":1}}])"));
+  }
+  auto array = Array::Create(store, "g/arr", m);
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+  const auto shape = (*array)->metadata()->shape;
+  auto values = Pattern(13 * 11 * 5);
+  ASSERT_TRUE((*array)->Write({}, values.data(), values.size() * 4).ok());
+  auto reopened = Array::Open(store, "g/arr");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  for (const char* text : {"", "...", "3", "-1, ::-1", "2:11:3, 1:, ::2", "::-4, 10:0:-3, 1",
+                           "12:1:-5, ..., -2", "5:5", "100:", ":, 7, :"}) {
+    SCOPED_TRACE(text);
+    auto sel = ParseSelection(text);
+    ASSERT_TRUE(sel.ok());
+    auto resolved = ResolveSelection(*sel, shape);
+    ASSERT_TRUE(resolved.ok());
+    auto expected = Reference(values, shape, *resolved);
+    std::vector<int32_t> got(expected.size(), -12345);
+    Status s = (*reopened)->Read(*sel, got.data(), got.size() * 4);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got, expected);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ArrayRoundTrip, ::testing::Values("memory-v3", "local-v2", "sharded"));
+
+TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
+  auto store = MakeMemoryStore();
+  auto m = V3Meta({6, 6}, {3, 3}, kZstd);
+  m.fill_value = *ParseFillValue(-1, DataType::kInt32, ZarrFormat::kV3);
+  auto array = *Array::Create(store, "a", m);
+  std::vector<int32_t> out(36);
+  ASSERT_TRUE(array->Read({}, out.data(), out.size() * 4).ok());
+  EXPECT_EQ(out, std::vector<int32_t>(36, -1));
+  int32_t v = 5;
+  ASSERT_TRUE(array->Write(*ParseSelection("4, 1"), &v, 4).ok());
+  EXPECT_EQ(*store->List("a/c"), (std::vector<std::string>{"a/c/1/0"}));
+  ASSERT_TRUE(array->Read({}, out.data(), out.size() * 4).ok());
+  std::vector<int32_t> expected(36, -1);
+  expected[4 * 6 + 1] = 5;
+  EXPECT_EQ(out, expected);
+  v = -1;  // back to fill: the chunk is deleted
+  ASSERT_TRUE(array->Write(*ParseSelection("4, 1"), &v, 4).ok());
+  EXPECT_TRUE(store->List("a/c")->empty());
+}
+
+TEST(Array, CorruptChunkIsDataLossNamingArrayAndChunk) {
+  auto store = MakeMemoryStore();
+  auto m = V3Meta({4}, {2}, json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])"));
+  auto array = *Array::Create(store, "x/y", m);
+  std::vector<int32_t> v = {1, 2, 3, 4};
+  ASSERT_TRUE(array->Write({}, v.data(), 16).ok());
+  Bytes chunk;
+  ASSERT_TRUE(*store->Get("x/y/c/1", &chunk));
+  chunk[0] ^= 0xff;
+  ASSERT_TRUE(store->Set("x/y/c/1", chunk).ok());
+  Status s = array->Read({}, v.data(), 16);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("'x/y'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'x/y/c/1'"), std::string::npos) << s.message();
+  ASSERT_TRUE(store->Set("x/y/c/1", Bytes{1, 2}).ok());  // truncated
+  EXPECT_EQ(array->Read({}, v.data(), 16).code(), StatusCode::kDataLoss);
+}
+
+TEST(Array, WrongBufferSizesAndExistingNodes) {
+  auto store = MakeMemoryStore();
+  auto array = *Array::Create(store, "a", V3Meta({4}, {2}, kZstd));
+  int32_t buf[4];
+  EXPECT_EQ(array->Read({}, buf, 12).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(array->Write({}, buf, 20).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Array::Create(store, "a", V3Meta({4}, {2}, kZstd)).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_TRUE(Array::Create(store, "a", V3Meta({8}, {2}, kZstd), /*overwrite=*/true).ok());
+  EXPECT_EQ(Array::Open(store, "nothing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Array::Open(store, "../etc").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*Array::Open(store, "a"))->metadata()->shape, std::vector<int64_t>{8});
+}
+
+TEST(Array, SingleInnerChunkReadFetchesOnlyItsBytes) {
+  auto counting = std::make_shared<CountingStore>(MakeMemoryStore());
+  auto m = V3Meta({64, 64}, {64, 64}, json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[8,8],"codecs":[{"name":"bytes","configuration":{"endian":"little"}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],
+      "index_location":"start"}}])"));
+  auto array = *Array::Create(counting, "s", m);
+  auto values = Pattern(64 * 64);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  counting->bytes_read = 0;
+  int32_t one;
+  ASSERT_TRUE(array->Read(*ParseSelection("17, 42"), &one, 4).ok());
+  EXPECT_EQ(one, values[17 * 64 + 42]);
+  // The index (64 entries x 16 bytes + 4) and one 8x8 int32 chunk (256 bytes), not the shard.
+  EXPECT_EQ(counting->bytes_read.load(), 64u * 16 + 4 + 256);
+}
+
+TEST(Array, ConcurrentWritersOfDisjointPartsLoseNothing) {
+  for (bool sharded : {false, true}) {
+    SCOPED_TRACE(sharded);
+    testing::TempDir dir;
+    auto store = *OpenLocalStore(dir.path());
+    json codecs = sharded ? json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[4,8],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"zstd","configuration":{"level":1}}]}}])")
+                          : kZstd;
+    auto array = *Array::Create(store, "c", V3Meta({16, 64}, {16, 64}, codecs));
+    ThreadPool pool(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t) {
+      threads.emplace_back([&, t] {
+        // Thread t owns column t of every 16-wide block: all threads share every chunk.
+        for (int block = 0; block < 4; ++block) {
+          std::vector<int32_t> col(16);
+          for (int r = 0; r < 16; ++r) col[r] = t * 1000 + block * 100 + r + 1;
+          Selection sel = {SelectionItem::Slice(), SelectionItem::Index(block * 16 + t)};
+          Status s = array->Write(sel, col.data(), col.size() * 4, {.pool = &pool});
+          EXPECT_TRUE(s.ok()) << s.ToString();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    std::vector<int32_t> out(16 * 64);
+    ASSERT_TRUE(array->Read({}, out.data(), out.size() * 4).ok());
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 64; ++c)
+        ASSERT_EQ(out[r * 64 + c], (c % 16) * 1000 + (c / 16) * 100 + r + 1) << r << "," << c;
+  }
+}
+
+TEST(Array, ResizeDeletesOutsideChunksAndResetsCutOffParts) {
+  auto store = MakeMemoryStore();
+  auto array = *Array::Create(store, "r", V3Meta({10}, {4}, kZstd));
+  auto values = Pattern(10);
+  ASSERT_TRUE(array->Write({}, values.data(), 40).ok());
+  ASSERT_TRUE(array->Resize({5}).ok());
+  EXPECT_EQ(*store->List("r/c"), (std::vector<std::string>{"r/c/0", "r/c/1"}));
+  ASSERT_TRUE(array->Resize({12}).ok());
+  auto reopened = *Array::Open(store, "r");
+  EXPECT_EQ(reopened->metadata()->shape, std::vector<int64_t>{12});
+  std::vector<int32_t> out(12);
+  ASSERT_TRUE(reopened->Read({}, out.data(), 48).ok());
+  std::vector<int32_t> expected(12, 0);
+  std::copy(values.begin(), values.begin() + 5, expected.begin());
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(array->Resize({1, 2}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Array, CancelledReadStops) {
+  auto store = MakeMemoryStore();
+  auto array = *Array::Create(store, "a", V3Meta({64}, {1}, kZstd));
+  std::atomic<bool> cancelled{true};
+  std::vector<int32_t> out(64);
+  EXPECT_EQ(array->Read({}, out.data(), 256, {.cancelled = &cancelled}).code(),
+            StatusCode::kCancelled);
+}
+
+TEST(Array, AttributesPersistInBothFormats) {
+  auto store = MakeMemoryStore();
+  auto m2 = V3Meta({4}, {2}, json());
+  m2.format = ZarrFormat::kV2;
+  auto v2 = *Array::Create(store, "v2", m2);
+  ASSERT_TRUE(v2->SetAttributes({{"units", "K"}}).ok());
+  Bytes zattrs;
+  ASSERT_TRUE(*store->Get("v2/.zattrs", &zattrs));
+  EXPECT_EQ(json::parse(zattrs)["units"], "K");
+  auto v3 = *Array::Create(store, "v3", V3Meta({4}, {2}, kZstd));
+  ASSERT_TRUE(v3->SetAttributes({{"n", 1}}).ok());
+  EXPECT_EQ((*Array::Open(store, "v3"))->metadata()->attributes["n"], 1);
+}
+
+}  // namespace
+}  // namespace zarrd

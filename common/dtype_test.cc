@@ -1,0 +1,98 @@
+#include "common/dtype.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/fill_value.h"
+
+namespace zarrd {
+namespace {
+
+using nlohmann::json;
+
+TEST(DataType, V2TypestrsParseWithByteOrder) {
+  auto f8 = ParseV2DataType("<f8");
+  ASSERT_TRUE(f8.ok());
+  EXPECT_EQ(f8->dtype, DataType::kFloat64);
+  EXPECT_EQ(f8->endian, Endian::kLittle);
+  auto i4 = ParseV2DataType(">i4");
+  EXPECT_EQ(i4->dtype, DataType::kInt32);
+  EXPECT_EQ(i4->endian, Endian::kBig);
+  EXPECT_EQ(ParseV2DataType("|b1")->dtype, DataType::kBool);
+  EXPECT_EQ(ParseV2DataType("<c16")->dtype, DataType::kComplex128);
+  EXPECT_EQ(ParseV2DataType("<f2")->dtype, DataType::kFloat16);
+  EXPECT_FALSE(ParseV2DataType("<U7").ok());
+  EXPECT_FALSE(ParseV2DataType("<M8[ns]").ok());
+  EXPECT_FALSE(ParseV2DataType("|S3").ok());
+  EXPECT_EQ(V2Typestr(DataType::kUint8, Endian::kBig), "|u1");
+  EXPECT_EQ(V2Typestr(DataType::kInt16, Endian::kBig), ">i2");
+}
+
+TEST(DataType, V3NamesRoundTrip) {
+  for (int i = 0; i <= static_cast<int>(DataType::kComplex128); ++i) {
+    auto dtype = static_cast<DataType>(i);
+    auto parsed = ParseV3DataType(V3Name(dtype));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, dtype);
+  }
+  auto bad = ParseV3DataType("string");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("string"), std::string::npos);
+}
+
+TEST(DataType, HalfConversionsMatchIeee) {
+  // Bit patterns from numpy: np.float16(x).view(np.uint16)
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToHalf(-2.5f), 0xc100);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(1e6f), 0x7c00);
+  EXPECT_EQ(FloatToHalf(5.96e-8f), 0x0001);
+  EXPECT_EQ(FloatToHalf(0.1f), 0x2e66);
+  EXPECT_EQ(HalfToFloat(0x3555), 0.333251953125f);
+  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(NAN))));
+}
+
+template <typename T>
+T As(const FillValue& v) {
+  T out;
+  std::memcpy(&out, v.data(), sizeof(T));
+  return out;
+}
+
+TEST(FillValue, V3SpecialFloatsHexAndComplex) {
+  auto nan = ParseFillValue("NaN", DataType::kFloat32, ZarrFormat::kV3);
+  ASSERT_TRUE(nan.ok());
+  EXPECT_TRUE(std::isnan(As<float>(*nan)));
+  EXPECT_EQ(As<double>(*ParseFillValue("-Infinity", DataType::kFloat64, ZarrFormat::kV3)),
+            -INFINITY);
+  auto hex = ParseFillValue("0x7fc00001", DataType::kFloat32, ZarrFormat::kV3);
+  ASSERT_TRUE(hex.ok());
+  EXPECT_EQ(As<uint32_t>(*hex), 0x7fc00001u);
+  EXPECT_EQ(FillValueToJson(*hex, DataType::kFloat32, ZarrFormat::kV3), "0x7fc00001");
+  auto c = ParseFillValue(json::parse(R"([1.5, "NaN"])"), DataType::kComplex64, ZarrFormat::kV3);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(As<float>(*c), 1.5f);
+  EXPECT_EQ(FillValueToJson(*c, DataType::kComplex64, ZarrFormat::kV3), json::parse(R"([1.5,"NaN"])"));
+  EXPECT_EQ(As<uint16_t>(*ParseFillValue(1.0, DataType::kFloat16, ZarrFormat::kV3)), 0x3c00);
+}
+
+TEST(FillValue, IntegerRangesAndTypesAreChecked) {
+  EXPECT_EQ(As<int8_t>(*ParseFillValue(-128, DataType::kInt8, ZarrFormat::kV3)), -128);
+  EXPECT_FALSE(ParseFillValue(128, DataType::kInt8, ZarrFormat::kV3).ok());
+  EXPECT_FALSE(ParseFillValue(-1, DataType::kUint32, ZarrFormat::kV3).ok());
+  EXPECT_EQ(As<uint64_t>(*ParseFillValue(json(18446744073709551615ull), DataType::kUint64,
+                                         ZarrFormat::kV3)),
+            18446744073709551615ull);
+  EXPECT_FALSE(ParseFillValue("zero", DataType::kInt32, ZarrFormat::kV3).ok());
+  EXPECT_FALSE(ParseFillValue(1e300, DataType::kFloat32, ZarrFormat::kV3).ok());
+  EXPECT_FALSE(ParseFillValue(nullptr, DataType::kInt32, ZarrFormat::kV3).ok());
+  auto status = ParseFillValue(1.5, DataType::kInt16, ZarrFormat::kV3).status();
+  EXPECT_NE(status.message().find("fill_value"), std::string::npos);
+  EXPECT_EQ(*ParseFillValue(nullptr, DataType::kFloat64, ZarrFormat::kV2), FillValue(8, 0));
+  EXPECT_EQ(*ParseFillValue(true, DataType::kBool, ZarrFormat::kV3), FillValue{1});
+}
+
+}  // namespace
+}  // namespace zarrd

@@ -1,0 +1,127 @@
+#include "common/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/test_util.h"
+
+namespace zarrd {
+namespace {
+
+Bytes B(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "memory") {
+      store_ = MakeMemoryStore();
+    } else {
+      auto s = OpenLocalStore(dir_.path() + "/root");
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      store_ = *s;
+    }
+  }
+  testing::TempDir dir_;
+  std::shared_ptr<Store> store_;
+};
+
+TEST_P(StoreTest, SetGetRangeListDelete) {
+  ASSERT_TRUE(store_->Set("a/b/c", B("hello world")).ok());
+  ASSERT_TRUE(store_->Set("a/d", B("x")).ok());
+  ASSERT_TRUE(store_->Set("top", B("")).ok());
+  Bytes out;
+  ASSERT_TRUE(*store_->Get("a/b/c", &out));
+  EXPECT_EQ(out, B("hello world"));
+  ASSERT_TRUE(*store_->Get("top", &out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(*store_->Get("a/missing", &out));
+  EXPECT_FALSE(*store_->Get("nothere/x", &out));
+  ASSERT_TRUE(*store_->GetRange("a/b/c", ByteRange::Prefix(6, 5), &out));
+  EXPECT_EQ(out, B("world"));
+  ASSERT_TRUE(*store_->GetRange("a/b/c", ByteRange::Suffix(3), &out));
+  EXPECT_EQ(out, B("rld"));
+  EXPECT_EQ(store_->GetRange("a/b/c", ByteRange::Prefix(8, 10), &out).status().code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(*store_->List(""), (std::vector<std::string>{"a/b/c", "a/d", "top"}));
+  EXPECT_EQ(*store_->List("a/"), (std::vector<std::string>{"a/b/c", "a/d"}));
+  EXPECT_EQ(*store_->List("a/b"), (std::vector<std::string>{"a/b/c"}));
+  ASSERT_TRUE(store_->Set("a/b/c", B("new")).ok());
+  ASSERT_TRUE(*store_->Get("a/b/c", &out));
+  EXPECT_EQ(out, B("new"));
+  ASSERT_TRUE(store_->Delete("a/b/c").ok());
+  ASSERT_TRUE(store_->Delete("a/b/c").ok());
+  EXPECT_FALSE(*store_->Get("a/b/c", &out));
+  ASSERT_TRUE(store_->DeletePrefix("a/").ok());
+  EXPECT_EQ(*store_->List(""), (std::vector<std::string>{"top"}));
+}
+
+TEST_P(StoreTest, HostileKeysAreRefusedAndNothingIsWritten) {
+  Bytes out;
+  const std::vector<std::string> keys = {"../x", "a/../../x", "/etc/passwd", "a//b", "./a",
+                                         "a/.",  "",          std::string("a\0b", 3), "a\\b"};
+  for (const std::string& key : keys) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(store_->Set(key, B("bad")).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(store_->Get(key, &out).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(store_->Delete(key).code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(store_->List("")->empty());
+  if (GetParam() == "local") {
+    EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/x"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, StoreTest, ::testing::Values("memory", "local"));
+
+TEST(LocalStore, SymlinksOutOfTheRootAreRefused) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path() + "/root");
+  std::filesystem::create_directories(dir.path() + "/outside");
+  { std::ofstream(dir.path() + "/outside/secret") << "secret"; }
+  std::filesystem::create_directory_symlink(dir.path() + "/outside", dir.path() + "/root/link");
+  std::filesystem::create_symlink(dir.path() + "/outside/secret", dir.path() + "/root/file");
+  Bytes out;
+  EXPECT_EQ(store->Get("link/secret", &out).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(store->Get("file", &out).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(store->Set("link/new", B("x")).code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/outside/new"));
+  // A symlink inside the root to a place inside the root is fine.
+  ASSERT_TRUE(store->Set("real/v", B("inside")).ok());
+  std::filesystem::create_directory_symlink("real", dir.path() + "/root/alias");
+  ASSERT_TRUE(*store->Get("alias/v", &out));
+  EXPECT_EQ(out, B("inside"));
+}
+
+TEST(LocalStore, WritesAreAtomicAndLeaveNoTempFiles) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path(), {.fsync = true});
+  Bytes big(1 << 20, 0xab);
+  Status set = store->Set("k", big);
+  ASSERT_TRUE(set.ok()) << set.ToString();
+  ASSERT_TRUE(store->Set("k", B("small")).ok());
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "k");
+  }
+  EXPECT_EQ(files, 1);
+  // A temp file left by a crash is not a key.
+  { std::ofstream(dir.path() + "/k.zarrd-tmp-1-1") << "torn"; }
+  EXPECT_EQ(*store->List(""), (std::vector<std::string>{"k"}));
+}
+
+TEST(LocalStore, ReadOnlyDirectoryIsPermissionDenied) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: directory permissions do not apply";
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  ::chmod(dir.path().c_str(), 0500);
+  EXPECT_EQ(store->Set("k", B("x")).code(), StatusCode::kPermissionDenied);
+  ::chmod(dir.path().c_str(), 0700);
+}
+
+}  // namespace
+}  // namespace zarrd
