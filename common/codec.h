@@ -106,6 +106,7 @@ Result<std::unique_ptr<BytesToBytesCodec>> MakeZlibCodec(const nlohmann::json& c
 Result<std::unique_ptr<BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
                                                           DataType dtype);
 Result<std::unique_ptr<BytesToBytesCodec>> MakeCrc32cCodec(const nlohmann::json& config);
+Result<std::unique_ptr<BytesToBytesCodec>> MakeBz2Codec(const nlohmann::json& config);
 
 // A Zarr v2 compressor (numcodecs JSON with "id") as a bytes->bytes codec.
 Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json& compressor,

@@ -1,10 +1,15 @@
 #include <cstring>
+#include <set>
 
 #include "common/codec.h"
 
 namespace zarrd {
 
 using nlohmann::json;
+
+namespace {
+const std::set<std::string> kNumcodecsIds = {"zstd", "blosc", "zlib", "gzip", "bz2", "crc32c"};
+}  // namespace
 
 int64_t ChunkSpec::num_elements() const {
   int64_t n = 1;
@@ -84,17 +89,15 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
         ZARRD_ASSIGN_OR_RETURN(codec, MakeBloscCodec(config, current.dtype));
       } else if (name == "crc32c") {
         ZARRD_ASSIGN_OR_RETURN(codec, MakeCrc32cCodec(config));
-      } else if (name.rfind("numcodecs.", 0) == 0) {
+      } else if (name.rfind("numcodecs.", 0) == 0 && kNumcodecsIds.count(name.substr(10))) {
         // zarr-python 3 names numcodecs' codecs "numcodecs.<id>" with their v2 configuration.
         json v2 = config;
         v2["id"] = name.substr(std::string("numcodecs.").size());
-        auto made = MakeV2Compressor(v2, current.dtype);
-        if (!made.ok()) return made.status().WithContext("codecs");
-        codec = std::move(*made);
+        ZARRD_ASSIGN_OR_RETURN(codec, MakeV2Compressor(v2, current.dtype));
       } else {
         return InvalidArgument("codecs: unsupported codec \"" + name +
                                "\" (zarrd has transpose, bytes, sharding_indexed, zstd, gzip, "
-                               "blosc, crc32c, numcodecs.zlib)");
+                               "blosc, crc32c, numcodecs.zlib, numcodecs.bz2)");
       }
       if (!array_to_bytes) return order_error("(bytes->bytes) needs an array->bytes codec first");
       bytes_codecs.push_back(std::move(codec));

@@ -20,8 +20,9 @@ Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json
   if (id == "zlib") return MakeZlibCodec(compressor);
   if (id == "gzip") return MakeGzipCodec(compressor);
   if (id == "crc32c") return MakeCrc32cCodec(compressor);
+  if (id == "bz2") return MakeBz2Codec(compressor);
   return InvalidArgument("compressor: unsupported codec \"" + id +
-                         "\" (zarrd reads zstd, blosc, zlib, gzip, crc32c)");
+                         "\" (zarrd reads zstd, blosc, zlib, gzip, bz2, crc32c)");
 }
 
 }  // namespace zarrd

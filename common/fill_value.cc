@@ -164,8 +164,13 @@ Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat forma
     case DataType::kFloat64: return ParseFloatComponent(j, ItemSize(dtype), dtype);
     case DataType::kComplex64:
     case DataType::kComplex128: {
-      if (!j.is_array() || j.size() != 2) return FieldError(j, dtype, "expected [real, imag]");
       size_t half = ItemSize(dtype) / 2;
+      if (format == ZarrFormat::kV2 && j.is_number()) {  // zarr-python 2 accepts a real number
+        ZARRD_ASSIGN_OR_RETURN(FillValue re, ParseFloatComponent(j, half, dtype));
+        re.resize(2 * half, 0);
+        return re;
+      }
+      if (!j.is_array() || j.size() != 2) return FieldError(j, dtype, "expected [real, imag]");
       ZARRD_ASSIGN_OR_RETURN(FillValue re, ParseFloatComponent(j[0], half, dtype));
       ZARRD_ASSIGN_OR_RETURN(FillValue im, ParseFloatComponent(j[1], half, dtype));
       re.insert(re.end(), im.begin(), im.end());

@@ -1,0 +1,78 @@
+"""Every numeric array in the peer fixtures reads with the values tensorstore read from it."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import zarr
+
+from conftest import FIXTURES, ToolError, zarrd_read
+
+EXPECTED = json.loads((FIXTURES / "expected-tensorstore.json").read_text())
+
+# Arrays tensorstore could not open although their data types are numeric. Their values come
+# from a sibling written by the same script with the same data and another codec.
+SIBLINGS = {
+    "zarrita/v3/data.zarr/1d.chunked.i2": "zarrita/v3/data.zarr/1d.contiguous.raw.i2",
+    "zarrs/v3_zarr_python/array_zlib.zarr": "zarrs/v3_zarr_python/array_none.zarr",
+    "zarrs/v3_zarr_python/array_bz2.zarr": "zarrs/v3_zarr_python/array_none.zarr",
+    # Debian's numcodecs predates zstd's "checksum" field, so zarr-python 2 cannot open it.
+    "zarrita/v2/data.zarr/1d.contiguous.zstd.i2": "zarrita/v2/data.zarr/1d.contiguous.raw.i2",
+}
+
+
+def split(key):
+    root, _, path = key.partition("/data.zarr/")
+    if path:
+        return FIXTURES / (root + "/data.zarr"), path
+    return FIXTURES / key, ""
+
+
+def check_against(expected, values):
+    assert values.dtype.str == expected["dtype"]
+    assert list(values.shape) == expected["shape"]
+    flat = values.reshape(-1)
+    first, last = expected["first"], expected["last"]
+    np.testing.assert_array_equal(flat[: len(first)], np.array(first, dtype=values.dtype))
+    np.testing.assert_array_equal(flat[len(flat) - len(last):], np.array(last, dtype=values.dtype))
+    digest = hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()
+    assert digest == expected["sha256_c_order_le"]
+
+
+READABLE = sorted(k for k, v in EXPECTED.items() if "error" not in v)
+
+
+@pytest.mark.parametrize("key", READABLE)
+def test_reads_what_tensorstore_read(key, tmp_path):
+    root, path = split(key)
+    values = zarrd_read(root, path, "", tmp_path)
+    check_against(EXPECTED[key], values)
+
+
+def test_arrays_tensorstore_could_not_read(tmp_path, capsys):
+    """Unreadable ones must fail with a clear error; readable ones need a second source."""
+    refused, checked = [], []
+    for key in sorted(k for k, v in EXPECTED.items() if "error" in v):
+        root, path = split(key)
+        try:
+            values = zarrd_read(root, path, "", tmp_path)
+        except ToolError as e:
+            assert e.code in ("INVALID_ARGUMENT", "FAILED_PRECONDITION"), e.message
+            assert len(e.message) > 20
+            refused.append((key, e.message))
+            continue
+        if key in SIBLINGS:
+            check_against(EXPECTED[SIBLINGS[key]], values)
+        elif (root / path / ".zarray").exists():
+            expected = zarr.open_array(str(root / path), mode="r")[...]
+            np.testing.assert_array_equal(values, expected)
+            assert values.dtype == expected.dtype.newbyteorder("<")
+        else:
+            pytest.fail(f"{key}: zarrd reads it but the test has no second source for its values")
+        checked.append(key)
+    with capsys.disabled():
+        print(f"\nread with a second source: {len(checked)}: {', '.join(checked)}")
+        print(f"not read by zarrd ({len(refused)}), each with its error:")
+        for key, message in refused:
+            print(f"  {key}: {message}")
+    assert len(checked) >= 2
