@@ -55,3 +55,29 @@ TEST(AllEqual, UniformAndMixedBytes) {
 
 }  // namespace
 }  // namespace zarrd
+
+namespace zarrd {
+namespace {
+
+TEST(StridedCopy, LargeRowCopiesUseStreamingStoresAndStayExact) {
+  // 600 rows of 2050 bytes from a 3000-byte-pitch source into an odd offset: big enough for
+  // the non-temporal path, with unaligned heads and tails.
+  const int64_t rows = 600, run = 2050, src_pitch = 3000, dst_pitch = 2100;
+  std::vector<uint8_t> src(rows * src_pitch), dst(rows * dst_pitch + 7, 0);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 31 + 7);
+  int64_t ss[] = {src_pitch, 1}, ds[] = {dst_pitch, 1}, counts[] = {rows, run};
+  StridedCopy(src.data() + 3, ss, dst.data() + 7, ds, counts, 2, 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < dst_pitch; ++c) {
+      uint8_t want = c < run ? src[3 + r * src_pitch + c] : 0;
+      if (r * dst_pitch + c + 7 < static_cast<int64_t>(dst.size()) && c < run) {
+        ASSERT_EQ(dst[7 + r * dst_pitch + c], want) << r << "," << c;
+      }
+    }
+  }
+  EXPECT_EQ(dst[0], 0);
+  EXPECT_EQ(dst[7 + run], 0);
+}
+
+}  // namespace
+}  // namespace zarrd

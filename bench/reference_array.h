@@ -1,0 +1,26 @@
+// The reference array of the benchmarks: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks,
+// bytes + zstd level 3, values a smooth field plus noise rounded to 0.01.
+#pragma once
+
+#include <string>
+
+#include "common/array.h"
+
+namespace zarrd::bench {
+
+struct ReferenceOptions {
+  int64_t extent = 16384;
+  int64_t chunk = 512;
+  int zstd_level = 3;
+};
+
+// Opens `path` in `store` when it already holds the reference array, else writes it (printing
+// the write rate).
+Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store,
+                                                    const std::string& path,
+                                                    const ReferenceOptions& options,
+                                                    ThreadPool& pool);
+
+double NowSeconds();
+
+}  // namespace zarrd::bench
