@@ -21,7 +21,7 @@ namespace {
 
 struct Args {
   std::string dir = "zarrd-bench-data";
-  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());  // at least 1
   int repeat = 3;
 };
 
@@ -30,7 +30,7 @@ Args Parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--dir") a.dir = argv[i + 1];
-    if (k == "--threads") a.threads = std::stoul(argv[i + 1]);
+    if (k == "--threads") a.threads = std::max<size_t>(1, std::stoul(argv[i + 1]));
     if (k == "--repeat") a.repeat = std::stoi(argv[i + 1]);
   }
   return a;
@@ -39,7 +39,7 @@ Args Parse(int argc, char** argv) {
 int Main(int argc, char** argv) {
   Args args = Parse(argc, argv);
   // ParallelFor runs on the pool and the calling thread: threads - 1 workers.
-  ThreadPool pool(args.threads > 1 ? args.threads - 1 : 1);
+  ThreadPool pool(args.threads - 1);
   auto store = OpenLocalStore(args.dir);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
@@ -69,11 +69,11 @@ int Main(int argc, char** argv) {
       compressed += b.size();
     }
   }
-  std::printf("engine_read: %ld x %ld float32, %ld x %ld chunks, bytes+zstd(3): %zu chunks, "
-              "%.1f MiB compressed (%.2f of raw)\n",
-              long(m->shape[0]), long(m->shape[1]), long(m->chunk_shape[0]),
-              long(m->chunk_shape[1]), encoded.size(), compressed / 1048576.0,
-              double(compressed) / total);
+  std::printf(
+      "engine_read: %ld x %ld float32, %ld x %ld chunks, bytes+zstd(3): %zu chunks, "
+      "%.1f MiB compressed (%.2f of raw)\n",
+      long(m->shape[0]), long(m->shape[1]), long(m->chunk_shape[0]), long(m->chunk_shape[1]),
+      encoded.size(), compressed / 1048576.0, double(compressed) / total);
   std::printf("threads: %zu\n", args.threads);
 
   std::vector<Bytes> scratch(args.threads + 1, Bytes(chunk_bytes, 1));

@@ -58,8 +58,8 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store
     const double y = static_cast<double>(row);
     for (int64_t col = 0; col < n; ++col) {
       const double x = static_cast<double>(col);
-      double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) + 20.0 * std::sin((x + y) / 90.0) +
-                 Noise(static_cast<uint64_t>(row) * n + col);
+      double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) +
+                 20.0 * std::sin((x + y) / 90.0) + Noise(static_cast<uint64_t>(row) * n + col);
       values[row * n + col] = static_cast<float>(std::round(v * 100.0) / 100.0);
     }
     return OkStatus();

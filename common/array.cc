@@ -34,10 +34,10 @@ Result<std::optional<json>> ReadJson(Store& store, const std::string& key) {
   Bytes bytes;
   ZARRD_ASSIGN_OR_RETURN(bool found, store.Get(key, &bytes));
   if (!found) return std::optional<json>();
-  ZARRD_ASSIGN_OR_RETURN(json j, ParseJsonDocument(
-                                     std::string_view(reinterpret_cast<const char*>(bytes.data()),
-                                                      bytes.size()),
-                                     key));
+  ZARRD_ASSIGN_OR_RETURN(
+      json j,
+      ParseJsonDocument(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        key));
   return std::optional<json>(std::move(j));
 }
 
@@ -113,7 +113,8 @@ Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::
 }
 
 Status Array::WriteMetadata(const ArrayMetadata& m) {
-  if (m.format == ZarrFormat::kV3) return WriteJson(*store_, JoinKey(path_, kV3Metadata), ToV3Json(m));
+  if (m.format == ZarrFormat::kV3)
+    return WriteJson(*store_, JoinKey(path_, kV3Metadata), ToV3Json(m));
   ZARRD_RETURN_IF_ERROR(WriteJson(*store_, JoinKey(path_, kV2Array), ToV2Json(m)));
   if (m.attributes.empty()) return store_->Delete(JoinKey(path_, kV2Attrs));
   return WriteJson(*store_, JoinKey(path_, kV2Attrs), m.attributes);
@@ -249,7 +250,8 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
             &encoded);
         if (!found.ok()) return Context(found.status(), where);
         if (!*found) return Context(DataLoss("shard vanished while read"), where);
-        if (p.contiguous) return Context(codec.inner_codecs().Decode(inner_spec, encoded, dst), where);
+        if (p.contiguous)
+          return Context(codec.inner_codecs().Decode(inner_spec, encoded, dst), where);
         Bytes& decoded = ThreadBuffer(1);
         decoded.resize(inner_spec.num_bytes());
         ZARRD_RETURN_IF_ERROR(
@@ -338,7 +340,8 @@ Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions& options
     }
     if (count == 0) continue;
     Bytes fill(count * es);
-    for (size_t i = 0; i < count; ++i) std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
     ZARRD_RETURN_IF_ERROR(Write(region, fill.data(), fill.size(), options));
   }
   // Delete chunks that lie wholly outside the new shape.

@@ -54,8 +54,8 @@ const json kZstd = json::parse(R"([{"name":"bytes","configuration":{"endian":"li
                                    {"name":"zstd","configuration":{"level":1,"checksum":false}}])");
 
 // The selection of `values` (C order, `shape`) computed element by element.
-std::vector<int32_t> Reference(const std::vector<int32_t>& values, const std::vector<int64_t>& shape,
-                               const ResolvedSelection& sel) {
+std::vector<int32_t> Reference(const std::vector<int32_t>& values,
+                               const std::vector<int64_t>& shape, const ResolvedSelection& sel) {
   std::vector<int32_t> out;
   const size_t rank = shape.size();
   std::vector<int64_t> k(rank, 0);
@@ -63,7 +63,8 @@ std::vector<int32_t> Reference(const std::vector<int32_t>& values, const std::ve
   for (const auto& d : sel.dims) total *= d.count;
   for (int64_t n = 0; n < total; ++n) {
     int64_t flat = 0;
-    for (size_t d = 0; d < rank; ++d) flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
+    for (size_t d = 0; d < rank; ++d)
+      flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
     out.push_back(values[flat]);
     for (size_t d = rank; d-- > 0;) {
       if (++k[d] < sel.dims[d].count) break;
@@ -84,8 +85,8 @@ class ArrayRoundTrip : public ::testing::TestWithParam<const char*> {};
 TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
   const std::string kind = GetParam();
   testing::TempDir dir;
-  std::shared_ptr<Store> store = kind == std::string("local-v2") ? *OpenLocalStore(dir.path())
-                                                                 : MakeMemoryStore();
+  std::shared_ptr<Store> store =
+      kind == std::string("local-v2") ? *OpenLocalStore(dir.path()) : MakeMemoryStore();
   ArrayMetadata m;
   if (kind == std::string("sharded")) {
     m = V3Meta({13, 11, 5}, {8, 6, 5}, json::parse(R"([{"name":"sharding_indexed","configuration":{
@@ -126,7 +127,8 @@ TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ArrayRoundTrip, ::testing::Values("memory-v3", "local-v2", "sharded"));
+INSTANTIATE_TEST_SUITE_P(Kinds, ArrayRoundTrip,
+                         ::testing::Values("memory-v3", "local-v2", "sharded"));
 
 TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
   auto store = MakeMemoryStore();
@@ -150,7 +152,9 @@ TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
 
 TEST(Array, CorruptChunkIsDataLossNamingArrayAndChunk) {
   auto store = MakeMemoryStore();
-  auto m = V3Meta({4}, {2}, json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])"));
+  auto m = V3Meta(
+      {4}, {2},
+      json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])"));
   auto array = *Array::Create(store, "x/y", m);
   std::vector<int32_t> v = {1, 2, 3, 4};
   ASSERT_TRUE(array->Write({}, v.data(), 16).ok());

@@ -71,7 +71,7 @@ class BytesToBytesCodec {
 class CodecChain {
  public:
   static Result<std::shared_ptr<const CodecChain>> FromV3Json(const nlohmann::json& codecs,
-                                                               const ChunkSpec& spec);
+                                                              const ChunkSpec& spec);
   CodecChain(std::vector<std::unique_ptr<ArrayToArrayCodec>> array_codecs,
              std::unique_ptr<ArrayToBytesCodec> array_to_bytes,
              std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs);

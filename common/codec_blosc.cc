@@ -85,9 +85,9 @@ class BloscCodec : public BytesToBytesCodec {
 
 Status CheckCname(const std::string& cname) {
   if (blosc_compname_to_compcode(cname.c_str()) < 0) {
-    return internal::ConfigError("blosc", "cname",
-                                 "\"" + cname + "\" is not in this libblosc (it has " +
-                                     blosc_list_compressors() + ")");
+    return internal::ConfigError(
+        "blosc", "cname",
+        "\"" + cname + "\" is not in this libblosc (it has " + blosc_list_compressors() + ")");
   }
   return OkStatus();
 }

@@ -64,7 +64,8 @@ Result<std::unique_ptr<ArrayToBytesCodec>> MakeBytesCodec(const json& config, Da
     return std::unique_ptr<ArrayToBytesCodec>(new BytesCodec(Endian::kLittle, false));
   }
   const json& e = config["endian"];
-  if (e == "little") return std::unique_ptr<ArrayToBytesCodec>(new BytesCodec(Endian::kLittle, true));
+  if (e == "little")
+    return std::unique_ptr<ArrayToBytesCodec>(new BytesCodec(Endian::kLittle, true));
   if (e == "big") return std::unique_ptr<ArrayToBytesCodec>(new BytesCodec(Endian::kBig, true));
   return internal::ConfigError("bytes", "endian", "must be \"little\" or \"big\", got " + e.dump());
 }

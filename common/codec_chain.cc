@@ -42,7 +42,7 @@ CodecChain::CodecChain(std::vector<std::unique_ptr<ArrayToArrayCodec>> array_cod
       bytes_codecs_(std::move(bytes_codecs)) {}
 
 Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& codecs,
-                                                                  const ChunkSpec& spec) {
+                                                                 const ChunkSpec& spec) {
   if (!codecs.is_array() || codecs.empty()) {
     return InvalidArgument("codecs: expected a non-empty list of codecs");
   }

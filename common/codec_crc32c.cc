@@ -48,16 +48,14 @@ class Crc32cCodec : public BytesToBytesCodec {
   Status DecodeInto(ByteView in, MutableByteView out) const override {
     ZARRD_RETURN_IF_ERROR(Verify(in));
     if (in.size() - 4 != out.size()) {
-      return DataLoss("crc32c: payload of " + std::to_string(in.size() - 4) +
-                      " bytes, expected " + std::to_string(out.size()));
+      return DataLoss("crc32c: payload of " + std::to_string(in.size() - 4) + " bytes, expected " +
+                      std::to_string(out.size()));
     }
     std::memcpy(out.data(), in.data(), out.size());
     return OkStatus();
   }
 
-  std::optional<size_t> EncodedSize(size_t decoded_size) const override {
-    return decoded_size + 4;
-  }
+  std::optional<size_t> EncodedSize(size_t decoded_size) const override { return decoded_size + 4; }
   json ToJson() const override { return {{"name", "crc32c"}}; }
 
  private:
@@ -87,9 +85,8 @@ uint32_t Crc32c(ByteView data, uint32_t crc) {
     uint64_t w;
     std::memcpy(&w, p, 8);
     w ^= crc;
-    crc = t[7][w & 0xff] ^ t[6][(w >> 8) & 0xff] ^ t[5][(w >> 16) & 0xff] ^
-          t[4][(w >> 24) & 0xff] ^ t[3][(w >> 32) & 0xff] ^ t[2][(w >> 40) & 0xff] ^
-          t[1][(w >> 48) & 0xff] ^ t[0][w >> 56];
+    crc = t[7][w & 0xff] ^ t[6][(w >> 8) & 0xff] ^ t[5][(w >> 16) & 0xff] ^ t[4][(w >> 24) & 0xff] ^
+          t[3][(w >> 32) & 0xff] ^ t[2][(w >> 40) & 0xff] ^ t[1][(w >> 48) & 0xff] ^ t[0][w >> 56];
     p += 8;
     n -= 8;
   }

@@ -82,8 +82,8 @@ Status ShardingCodec::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) c
     return DataLoss("shard of " + std::to_string(in.size()) + " bytes is shorter than its " +
                     std::to_string(index_size_) + "-byte index");
   }
-  ByteView index_bytes = location_ == IndexLocation::kEnd ? in.last(index_size_)
-                                                          : in.first(index_size_);
+  ByteView index_bytes =
+      location_ == IndexLocation::kEnd ? in.last(index_size_) : in.first(index_size_);
   ZARRD_ASSIGN_OR_RETURN(ShardIndex index, DecodeIndex(index_bytes, in.size()));
   const ChunkSpec inner_spec = InnerSpec(spec);
   const size_t es = ItemSize(spec.dtype);
@@ -204,10 +204,11 @@ Result<std::unique_ptr<ArrayToBytesCodec>> MakeShardingCodec(const json& config,
   ChunkSpec inner_spec{shard_spec.dtype, inner_shape, shard_spec.fill_value};
   auto inner = CodecChain::FromV3Json(config["codecs"], inner_spec);
   if (!inner.ok()) return inner.status().WithContext("sharding_indexed inner codecs");
-  json index_json = config.contains("index_codecs")
-                        ? config["index_codecs"]
-                        : json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                                       {{"name", "crc32c"}}});
+  json index_json =
+      config.contains("index_codecs")
+          ? config["index_codecs"]
+          : json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                         {{"name", "crc32c"}}});
   std::vector<int64_t> index_shape = grid;
   index_shape.push_back(2);
   ChunkSpec index_spec{DataType::kUint64, index_shape, FillValue(8, 0)};

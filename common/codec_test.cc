@@ -1,11 +1,12 @@
 // Codecs against numcodecs' own vectors (../shared/fixtures/numcodecs): every encoded.NN.dat
 // decodes to array.NN.npy, and zarrd's encodings decode back to the input.
+#include "common/codec.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "common/codec.h"
 #include "common/codec_sharding.h"
 #include "common/test_util.h"
 
@@ -59,7 +60,8 @@ class NumcodecsVectors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NumcodecsVectors, DecodeEqualsArrayAndRoundTrips) {
   auto cases = Vectors(GetParam());
-  ASSERT_FALSE(cases.empty()) << "no vectors under " << FixturesDir() << "/numcodecs/" << GetParam();
+  ASSERT_FALSE(cases.empty()) << "no vectors under " << FixturesDir() << "/numcodecs/"
+                              << GetParam();
   int decoded = 0;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.encoded_path);
@@ -134,16 +136,20 @@ Bytes Iota(size_t n, size_t elem) {
 }
 
 TEST(CodecChain, BigEndianBytesSwapsEachElement) {
-  auto chain = CodecChain::FromV3Json(json::parse(R"([{"name":"bytes","configuration":{"endian":"big"}}])"),
-                                      Spec(DataType::kInt32, {2}));
+  auto chain =
+      CodecChain::FromV3Json(json::parse(R"([{"name":"bytes","configuration":{"endian":"big"}}])"),
+                             Spec(DataType::kInt32, {2}));
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   const uint8_t big[] = {0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe};  // 258, -2
   int32_t out[2];
-  ASSERT_TRUE((*chain)->Decode(Spec(DataType::kInt32, {2}), big, reinterpret_cast<uint8_t*>(out)).ok());
+  ASSERT_TRUE(
+      (*chain)->Decode(Spec(DataType::kInt32, {2}), big, reinterpret_cast<uint8_t*>(out)).ok());
   EXPECT_EQ(out[0], 258);
   EXPECT_EQ(out[1], -2);
   Bytes encoded;
-  ASSERT_TRUE((*chain)->Encode(Spec(DataType::kInt32, {2}), reinterpret_cast<uint8_t*>(out), &encoded).ok());
+  ASSERT_TRUE((*chain)
+                  ->Encode(Spec(DataType::kInt32, {2}), reinterpret_cast<uint8_t*>(out), &encoded)
+                  .ok());
   EXPECT_EQ(encoded, Bytes(big, big + 8));
 }
 
@@ -151,7 +157,8 @@ TEST(CodecChain, TransposeMatchesNumpy) {
   // numpy: np.arange(6).reshape(2, 3).transpose(1, 0).tobytes() -> 0 3 1 4 2 5
   auto spec = Spec(DataType::kUint8, {2, 3});
   auto chain = CodecChain::FromV3Json(
-      json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])"), spec);
+      json::parse(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])"),
+      spec);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   const uint8_t in[] = {0, 1, 2, 3, 4, 5};
   Bytes encoded;
@@ -164,11 +171,11 @@ TEST(CodecChain, TransposeMatchesNumpy) {
 
 TEST(CodecChain, ThreeDimensionalTransposeRoundTrips) {
   auto spec = Spec(DataType::kUint16, {3, 4, 5});
-  auto chain = CodecChain::FromV3Json(
-      json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},
+  auto chain =
+      CodecChain::FromV3Json(json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},
                       {"name":"bytes","configuration":{"endian":"little"}},
                       {"name":"zstd","configuration":{"level":1,"checksum":true}}])"),
-      spec);
+                             spec);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   Bytes in = Iota(60, 2), encoded, back(120);
   ASSERT_TRUE((*chain)->Encode(spec, in.data(), &encoded).ok());
@@ -177,7 +184,8 @@ TEST(CodecChain, ThreeDimensionalTransposeRoundTrips) {
   // Element (i, j, k) sits at encoded position (k, i, j).
   auto enc_bytes = Bytes(120);
   auto plain = CodecChain::FromV3Json(
-      json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},{"name":"bytes","configuration":{"endian":"little"}}])"),
+      json::parse(
+          R"([{"name":"transpose","configuration":{"order":[2,0,1]}},{"name":"bytes","configuration":{"endian":"little"}}])"),
       spec);
   ASSERT_TRUE((*plain)->Encode(spec, in.data(), &enc_bytes).ok());
   for (int i = 0; i < 3; ++i)
@@ -197,15 +205,16 @@ TEST(CodecChain, RejectsUnknownAndMisorderedCodecs) {
   EXPECT_EQ(order.status().code(), StatusCode::kInvalidArgument);
   auto none = CodecChain::FromV3Json(json::parse(R"([])"), spec);
   EXPECT_FALSE(none.ok());
-  auto endian = CodecChain::FromV3Json(json::parse(R"([{"name":"bytes"}])"), Spec(DataType::kInt16, {4}));
+  auto endian =
+      CodecChain::FromV3Json(json::parse(R"([{"name":"bytes"}])"), Spec(DataType::kInt16, {4}));
   EXPECT_NE(endian.status().message().find("endian"), std::string::npos);
 }
 
 TEST(Codecs, DecompressionBombsAreRefused) {
   Bytes zeros(1 << 20, 0);
-  for (const char* j : {R"({"id":"zstd","level":3})", R"({"id":"gzip","level":5})",
-                        R"({"id":"zlib","level":5})",
-                        R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1})"}) {
+  for (const char* j :
+       {R"({"id":"zstd","level":3})", R"({"id":"gzip","level":5})", R"({"id":"zlib","level":5})",
+        R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1})"}) {
     SCOPED_TRACE(j);
     auto codec = MakeV2Compressor(json::parse(j), DataType::kUint8);
     ASSERT_TRUE(codec.ok());
@@ -225,16 +234,21 @@ TEST(Sharding, RoundTripWithEmptyInnerChunksAndBothIndexLocations) {
   for (const char* location : {"start", "end"}) {
     SCOPED_TRACE(location);
     auto spec = Spec(DataType::kInt32, {4, 6});
-    json config = {{"chunk_shape", {2, 3}},
-                   {"codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"gzip","configuration":{"level":1}}])")},
-                   {"index_codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])")},
-                   {"index_location", location}};
+    json config = {
+        {"chunk_shape", {2, 3}},
+        {"codecs",
+         json::parse(
+             R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"gzip","configuration":{"level":1}}])")},
+        {"index_codecs",
+         json::parse(
+             R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])")},
+        {"index_location", location}};
     auto codec = MakeShardingCodec(config, spec);
     ASSERT_TRUE(codec.ok()) << codec.status().ToString();
     std::vector<int32_t> values(24, 0);
     for (int r = 0; r < 2; ++r)
       for (int c = 0; c < 3; ++c) values[r * 6 + c] = r * 10 + c + 1;  // only inner chunk 0
-    values[3 * 6 + 5] = -7;                                             // and inner chunk 3
+    values[3 * 6 + 5] = -7;                                            // and inner chunk 3
     Bytes encoded;
     ASSERT_TRUE((*codec)->Encode(spec, reinterpret_cast<uint8_t*>(values.data()), &encoded).ok());
     auto& sharding = static_cast<const ShardingCodec&>(**codec);
@@ -268,9 +282,10 @@ TEST(Sharding, RoundTripWithEmptyInnerChunksAndBothIndexLocations) {
 
 TEST(Sharding, IndexPointingOutsideTheShardIsDataLoss) {
   auto spec = Spec(DataType::kUint8, {4});
-  json config = {{"chunk_shape", {2}},
-                 {"codecs", json::parse(R"([{"name":"bytes"}])")},
-                 {"index_codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])")}};
+  json config = {
+      {"chunk_shape", {2}},
+      {"codecs", json::parse(R"([{"name":"bytes"}])")},
+      {"index_codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])")}};
   auto codec = MakeShardingCodec(config, spec);
   ASSERT_TRUE(codec.ok()) << codec.status().ToString();
   Bytes shard(2 + 32, 0);

@@ -69,9 +69,9 @@ Result<std::unique_ptr<ArrayToArrayCodec>> MakeTransposeCodec(const json& config
   bool is_permutation = sorted.size() == rank;
   for (size_t i = 0; is_permutation && i < rank; ++i) is_permutation = sorted[i] == i;
   if (!is_permutation) {
-    return internal::ConfigError("transpose", "order",
-                                 o.dump() + " is not a permutation of " + std::to_string(rank) +
-                                     " dimensions");
+    return internal::ConfigError(
+        "transpose", "order",
+        o.dump() + " is not a permutation of " + std::to_string(rank) + " dimensions");
   }
   return std::unique_ptr<ArrayToArrayCodec>(new TransposeCodec(std::move(order)));
 }

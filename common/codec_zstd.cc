@@ -10,12 +10,12 @@ using nlohmann::json;
 // One context of each kind per thread: creating them costs more than a small chunk's decode.
 ZSTD_DCtx* ThreadDCtx() {
   thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(),
-                                                                       ZSTD_freeDCtx);
+                                                                      ZSTD_freeDCtx);
   return ctx.get();
 }
 ZSTD_CCtx* ThreadCCtx() {
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> ctx(ZSTD_createCCtx(),
-                                                                       ZSTD_freeCCtx);
+                                                                      ZSTD_freeCCtx);
   return ctx.get();
 }
 

@@ -60,9 +60,14 @@ Result<V2DataType> ParseV2DataType(std::string_view typestr) {
   Endian endian;
   switch (typestr[0]) {
     case '<':
-    case '|': endian = Endian::kLittle; break;
-    case '>': endian = Endian::kBig; break;
-    default: return unsupported();
+    case '|':
+      endian = Endian::kLittle;
+      break;
+    case '>':
+      endian = Endian::kBig;
+      break;
+    default:
+      return unsupported();
   }
   char kind = typestr[1];
   size_t size = 0;
@@ -86,7 +91,8 @@ std::string V2Typestr(DataType dtype, Endian endian) {
 void ByteSwap(void* data, size_t count, size_t unit) {
   auto* p = static_cast<unsigned char*>(data);
   switch (unit) {
-    case 1: return;
+    case 1:
+      return;
     case 2:
       for (size_t i = 0; i < count; ++i) {
         uint16_t v;

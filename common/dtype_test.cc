@@ -74,7 +74,8 @@ TEST(FillValue, V3SpecialFloatsHexAndComplex) {
   auto c = ParseFillValue(json::parse(R"([1.5, "NaN"])"), DataType::kComplex64, ZarrFormat::kV3);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(As<float>(*c), 1.5f);
-  EXPECT_EQ(FillValueToJson(*c, DataType::kComplex64, ZarrFormat::kV3), json::parse(R"([1.5,"NaN"])"));
+  EXPECT_EQ(FillValueToJson(*c, DataType::kComplex64, ZarrFormat::kV3),
+            json::parse(R"([1.5,"NaN"])"));
   EXPECT_EQ(As<uint16_t>(*ParseFillValue(1.0, DataType::kFloat16, ZarrFormat::kV3)), 0x3c00);
 }
 
@@ -82,8 +83,8 @@ TEST(FillValue, IntegerRangesAndTypesAreChecked) {
   EXPECT_EQ(As<int8_t>(*ParseFillValue(-128, DataType::kInt8, ZarrFormat::kV3)), -128);
   EXPECT_FALSE(ParseFillValue(128, DataType::kInt8, ZarrFormat::kV3).ok());
   EXPECT_FALSE(ParseFillValue(-1, DataType::kUint32, ZarrFormat::kV3).ok());
-  EXPECT_EQ(As<uint64_t>(*ParseFillValue(json(18446744073709551615ull), DataType::kUint64,
-                                         ZarrFormat::kV3)),
+  EXPECT_EQ(As<uint64_t>(
+                *ParseFillValue(json(18446744073709551615ull), DataType::kUint64, ZarrFormat::kV3)),
             18446744073709551615ull);
   EXPECT_FALSE(ParseFillValue("zero", DataType::kInt32, ZarrFormat::kV3).ok());
   EXPECT_FALSE(ParseFillValue(1e300, DataType::kFloat32, ZarrFormat::kV3).ok());

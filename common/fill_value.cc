@@ -114,7 +114,8 @@ double LoadAs(const uint8_t* p) {
 }
 
 json FloatComponentToJson(const uint8_t* p, size_t size, ZarrFormat format) {
-  double d = size == 2   ? static_cast<double>(HalfToFloat(static_cast<uint16_t>(LoadAs<uint16_t>(p))))
+  double d = size == 2
+                 ? static_cast<double>(HalfToFloat(static_cast<uint16_t>(LoadAs<uint16_t>(p))))
              : size == 4 ? LoadAs<float>(p)
                          : LoadAs<double>(p);
   if (std::isnan(d)) {
@@ -151,17 +152,26 @@ Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat forma
         return FillValue{static_cast<uint8_t>(j.get<int64_t>())};
       }
       return FieldError(j, dtype, "expected true or false");
-    case DataType::kInt8: return ParseInteger<int8_t>(j, dtype);
-    case DataType::kInt16: return ParseInteger<int16_t>(j, dtype);
-    case DataType::kInt32: return ParseInteger<int32_t>(j, dtype);
-    case DataType::kInt64: return ParseInteger<int64_t>(j, dtype);
-    case DataType::kUint8: return ParseInteger<uint8_t>(j, dtype);
-    case DataType::kUint16: return ParseInteger<uint16_t>(j, dtype);
-    case DataType::kUint32: return ParseInteger<uint32_t>(j, dtype);
-    case DataType::kUint64: return ParseInteger<uint64_t>(j, dtype);
+    case DataType::kInt8:
+      return ParseInteger<int8_t>(j, dtype);
+    case DataType::kInt16:
+      return ParseInteger<int16_t>(j, dtype);
+    case DataType::kInt32:
+      return ParseInteger<int32_t>(j, dtype);
+    case DataType::kInt64:
+      return ParseInteger<int64_t>(j, dtype);
+    case DataType::kUint8:
+      return ParseInteger<uint8_t>(j, dtype);
+    case DataType::kUint16:
+      return ParseInteger<uint16_t>(j, dtype);
+    case DataType::kUint32:
+      return ParseInteger<uint32_t>(j, dtype);
+    case DataType::kUint64:
+      return ParseInteger<uint64_t>(j, dtype);
     case DataType::kFloat16:
     case DataType::kFloat32:
-    case DataType::kFloat64: return ParseFloatComponent(j, ItemSize(dtype), dtype);
+    case DataType::kFloat64:
+      return ParseFloatComponent(j, ItemSize(dtype), dtype);
     case DataType::kComplex64:
     case DataType::kComplex128: {
       size_t half = ItemSize(dtype) / 2;
@@ -183,18 +193,25 @@ Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat forma
 json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) {
   const uint8_t* p = value.data();
   switch (dtype) {
-    case DataType::kBool: return p[0] != 0;
-    case DataType::kInt8: return static_cast<int64_t>(static_cast<int8_t>(p[0]));
-    case DataType::kInt16: return static_cast<int64_t>(LoadAs<int16_t>(p));
-    case DataType::kInt32: return static_cast<int64_t>(LoadAs<int32_t>(p));
+    case DataType::kBool:
+      return p[0] != 0;
+    case DataType::kInt8:
+      return static_cast<int64_t>(static_cast<int8_t>(p[0]));
+    case DataType::kInt16:
+      return static_cast<int64_t>(LoadAs<int16_t>(p));
+    case DataType::kInt32:
+      return static_cast<int64_t>(LoadAs<int32_t>(p));
     case DataType::kInt64: {
       int64_t v;
       std::memcpy(&v, p, 8);
       return v;
     }
-    case DataType::kUint8: return static_cast<uint64_t>(p[0]);
-    case DataType::kUint16: return static_cast<uint64_t>(LoadAs<uint16_t>(p));
-    case DataType::kUint32: return static_cast<uint64_t>(LoadAs<uint32_t>(p));
+    case DataType::kUint8:
+      return static_cast<uint64_t>(p[0]);
+    case DataType::kUint16:
+      return static_cast<uint64_t>(LoadAs<uint16_t>(p));
+    case DataType::kUint32:
+      return static_cast<uint64_t>(LoadAs<uint32_t>(p));
     case DataType::kUint64: {
       uint64_t v;
       std::memcpy(&v, p, 8);
@@ -202,12 +219,13 @@ json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) 
     }
     case DataType::kFloat16:
     case DataType::kFloat32:
-    case DataType::kFloat64: return FloatComponentToJson(p, ItemSize(dtype), format);
+    case DataType::kFloat64:
+      return FloatComponentToJson(p, ItemSize(dtype), format);
     case DataType::kComplex64:
     case DataType::kComplex128: {
       size_t half = ItemSize(dtype) / 2;
-      return json::array({FloatComponentToJson(p, half, format),
-                          FloatComponentToJson(p + half, half, format)});
+      return json::array(
+          {FloatComponentToJson(p, half, format), FloatComponentToJson(p + half, half, format)});
     }
   }
   return nullptr;

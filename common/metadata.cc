@@ -99,8 +99,7 @@ Result<json> ParseJsonDocument(std::string_view text, const std::string& what) {
 
 namespace internal {
 
-Result<std::vector<int64_t>> ParseExtents(const json& j, const std::string& field,
-                                          bool positive) {
+Result<std::vector<int64_t>> ParseExtents(const json& j, const std::string& field, bool positive) {
   if (!j.is_array()) return InvalidArgument(field + ": expected a list of integers");
   std::vector<int64_t> out;
   for (const json& v : j) {

@@ -45,7 +45,8 @@ TEST(MetadataV3, KeyEncodings) {
   EXPECT_EQ(ParseV3ArrayMetadata(j)->ChunkKey({2, 1}), "2.1");
   j["chunk_key_encoding"] = json::parse(R"({"name": "v2", "configuration": {"separator": "/"}})");
   EXPECT_EQ(ParseV3ArrayMetadata(j)->ChunkKey({2, 1}), "2/1");
-  j["chunk_key_encoding"] = json::parse(R"({"name": "default", "configuration": {"separator": "."}})");
+  j["chunk_key_encoding"] =
+      json::parse(R"({"name": "default", "configuration": {"separator": "."}})");
   EXPECT_EQ(ParseV3ArrayMetadata(j)->ChunkKey({2, 1}), "c.2.1");
   j["chunk_key_encoding"] = json::parse(R"({"name": "default"})");
   EXPECT_EQ(ParseV3ArrayMetadata(j)->ChunkKey({0, 0}), "c/0/0");
@@ -96,8 +97,8 @@ TEST(MetadataV3, ExtensionsAndErrorsNameTheField) {
 }
 
 TEST(MetadataV3, Groups) {
-  auto g = ParseV3GroupMetadata(json::parse(
-      R"({"zarr_format": 3, "node_type": "group", "attributes": {"a": [1, 2]}})"));
+  auto g = ParseV3GroupMetadata(
+      json::parse(R"({"zarr_format": 3, "node_type": "group", "attributes": {"a": [1, 2]}})"));
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->attributes["a"][1], 2);
   EXPECT_EQ(ToV3Json(*g)["node_type"], "group");
@@ -170,7 +171,8 @@ TEST(Metadata, EveryFixtureDocumentParsesOrExplains) {
       ++parsed;
     } else {
       ++refused;
-      std::cout << "  refused " << entry.path().string().substr(testing::FixturesDir().size()) << ": " << s.ToString() << "\n";
+      std::cout << "  refused " << entry.path().string().substr(testing::FixturesDir().size())
+                << ": " << s.ToString() << "\n";
       EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << entry.path();
       EXPECT_FALSE(s.message().empty());
     }

@@ -32,7 +32,8 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   m.key_encoding = {ChunkKeyEncoding::Kind::kV2, '.'};
   if (j.contains("dimension_separator")) {
     const json& sep = j["dimension_separator"];
-    if (sep != "/" && sep != ".") return InvalidArgument("dimension_separator: must be \"/\" or \".\"");
+    if (sep != "/" && sep != ".")
+      return InvalidArgument("dimension_separator: must be \"/\" or \".\"");
     m.key_encoding.separator = sep.get<std::string>()[0];
   }
   if (j.contains("filters") && !j["filters"].is_null() &&

@@ -13,10 +13,12 @@ namespace {
 Status CheckExtensions(const json& j, const std::set<std::string>& known) {
   for (const auto& [key, value] : j.items()) {
     if (known.count(key)) continue;
-    if (value.is_object() && value.contains("must_understand") && value["must_understand"] == false) {
+    if (value.is_object() && value.contains("must_understand") &&
+        value["must_understand"] == false) {
       continue;
     }
-    return InvalidArgument(key + ": unknown field (extensions must say \"must_understand\": false)");
+    return InvalidArgument(key +
+                           ": unknown field (extensions must say \"must_understand\": false)");
   }
   return OkStatus();
 }
@@ -60,8 +62,8 @@ Result<ArrayMetadata> ParseV3ArrayMetadata(const json& j) {
   ZARRD_RETURN_IF_ERROR(CheckExtensions(
       j, {"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
           "fill_value", "codecs", "attributes", "dimension_names", "storage_transformers"}));
-  for (const char* field : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value",
-                            "codecs"}) {
+  for (const char* field :
+       {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"}) {
     if (!j.contains(field)) return InvalidArgument(std::string(field) + ": required field missing");
   }
   ArrayMetadata m;
@@ -82,9 +84,9 @@ Result<ArrayMetadata> ParseV3ArrayMetadata(const json& j) {
   if (!config.contains("chunk_shape")) {
     return InvalidArgument("chunk_grid.configuration.chunk_shape: required field missing");
   }
-  ZARRD_ASSIGN_OR_RETURN(m.chunk_shape, internal::ParseExtents(config["chunk_shape"],
-                                                               "chunk_grid.configuration.chunk_shape",
-                                                               true));
+  ZARRD_ASSIGN_OR_RETURN(
+      m.chunk_shape,
+      internal::ParseExtents(config["chunk_shape"], "chunk_grid.configuration.chunk_shape", true));
   ZARRD_RETURN_IF_ERROR(ParseNamed(j["chunk_key_encoding"], "chunk_key_encoding", &name, &config));
   if (name == "default") {
     m.key_encoding = {ChunkKeyEncoding::Kind::kDefault, '/'};
@@ -128,17 +130,18 @@ Result<ArrayMetadata> ParseV3ArrayMetadata(const json& j) {
 }
 
 json ToV3Json(const ArrayMetadata& m) {
-  json j = {{"zarr_format", 3},
-            {"node_type", "array"},
-            {"shape", m.shape},
-            {"data_type", std::string(V3Name(m.dtype))},
-            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}}},
-            {"chunk_key_encoding",
-             {{"name", m.key_encoding.kind == ChunkKeyEncoding::Kind::kDefault ? "default" : "v2"},
-              {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}}},
-            {"fill_value", FillValueToJson(m.fill_value, m.dtype, ZarrFormat::kV3)},
-            {"codecs", m.codec_chain ? m.codec_chain->ToJson() : m.codecs},
-            {"attributes", m.attributes}};
+  json j = {
+      {"zarr_format", 3},
+      {"node_type", "array"},
+      {"shape", m.shape},
+      {"data_type", std::string(V3Name(m.dtype))},
+      {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}}},
+      {"chunk_key_encoding",
+       {{"name", m.key_encoding.kind == ChunkKeyEncoding::Kind::kDefault ? "default" : "v2"},
+        {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}}},
+      {"fill_value", FillValueToJson(m.fill_value, m.dtype, ZarrFormat::kV3)},
+      {"codecs", m.codec_chain ? m.codec_chain->ToJson() : m.codecs},
+      {"attributes", m.attributes}};
   if (m.dimension_names) {
     json names = json::array();
     for (const auto& n : *m.dimension_names) names.push_back(n ? json(*n) : json(nullptr));
@@ -149,8 +152,8 @@ json ToV3Json(const ArrayMetadata& m) {
 
 Result<GroupMetadata> ParseV3GroupMetadata(const json& j) {
   ZARRD_RETURN_IF_ERROR(CheckNode(j, "group"));
-  ZARRD_RETURN_IF_ERROR(CheckExtensions(j, {"zarr_format", "node_type", "attributes",
-                                            "consolidated_metadata"}));
+  ZARRD_RETURN_IF_ERROR(
+      CheckExtensions(j, {"zarr_format", "node_type", "attributes", "consolidated_metadata"}));
   GroupMetadata g;
   g.format = ZarrFormat::kV3;
   if (j.contains("attributes")) g.attributes = j["attributes"];

@@ -70,8 +70,8 @@ Result<Selection> ParseSelection(std::string_view text) {
     }
     ZARRD_ASSIGN_OR_RETURN(auto start, ParseBound(item.substr(0, c1), item));
     ZARRD_ASSIGN_OR_RETURN(auto stop, ParseBound(item.substr(c1 + 1, c2 == std::string_view::npos
-                                                                          ? std::string_view::npos
-                                                                          : c2 - c1 - 1),
+                                                                         ? std::string_view::npos
+                                                                         : c2 - c1 - 1),
                                                  item));
     std::optional<int64_t> step;
     if (c2 != std::string_view::npos) {
@@ -87,8 +87,12 @@ std::string SelectionToString(const Selection& selection) {
   for (const auto& item : selection) {
     if (!s.empty()) s += ", ";
     switch (item.kind) {
-      case SelectionItem::Kind::kEllipsis: s += "..."; break;
-      case SelectionItem::Kind::kIndex: s += std::to_string(item.index); break;
+      case SelectionItem::Kind::kEllipsis:
+        s += "...";
+        break;
+      case SelectionItem::Kind::kIndex:
+        s += std::to_string(item.index);
+        break;
       case SelectionItem::Kind::kSlice:
         if (item.start) s += std::to_string(*item.start);
         s += ":";
@@ -142,8 +146,9 @@ Result<ResolvedSelection> ResolveSelection(const Selection& selection,
       dim = {i, 1, 1, true};
     } else {
       const int64_t step = item.step.value_or(1);
-      if (step == 0) return InvalidArgument("selection: slice step cannot be zero (axis " +
-                                            std::to_string(d) + ")");
+      if (step == 0)
+        return InvalidArgument("selection: slice step cannot be zero (axis " + std::to_string(d) +
+                               ")");
       int64_t start, stop;
       auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
         if (v < 0) {

@@ -14,7 +14,7 @@ namespace zarrd {
 struct SelectionItem {
   enum class Kind { kIndex, kSlice, kEllipsis };
   Kind kind = Kind::kSlice;
-  int64_t index = 0;  // kIndex
+  int64_t index = 0;                         // kIndex
   std::optional<int64_t> start, stop, step;  // kSlice; absent means numpy's default
 
   static SelectionItem Index(int64_t i) { return {Kind::kIndex, i, {}, {}, {}}; }

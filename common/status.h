@@ -50,14 +50,18 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
@@ -72,7 +76,7 @@ Status ErrnoStatus(int err, const std::string& what);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok());
   }
@@ -107,10 +111,10 @@ Status GetStatus(const Result<T>& r) {
 #define ZARRD_CONCAT(a, b) ZARRD_CONCAT_INNER(a, b)
 
 // Returns from the calling function when `expr` (a Status or Result) failed.
-#define ZARRD_RETURN_IF_ERROR(expr)                                           \
-  do {                                                                        \
-    ::zarrd::Status zarrd_status_ = ::zarrd::internal::GetStatus((expr));     \
-    if (!zarrd_status_.ok()) return zarrd_status_;                            \
+#define ZARRD_RETURN_IF_ERROR(expr)                                       \
+  do {                                                                    \
+    ::zarrd::Status zarrd_status_ = ::zarrd::internal::GetStatus((expr)); \
+    if (!zarrd_status_.ok()) return zarrd_status_;                        \
   } while (0)
 
 // `lhs = value of expr`, or returns its Status from the calling function.

@@ -5,7 +5,8 @@
 namespace zarrd {
 
 std::unique_lock<std::mutex> Store::LockKey(std::string_view key) {
-  return std::unique_lock<std::mutex>(key_locks_[std::hash<std::string_view>{}(key) % kLockStripes]);
+  return std::unique_lock<std::mutex>(
+      key_locks_[std::hash<std::string_view>{}(key) % kLockStripes]);
 }
 
 Status Store::DeletePrefix(const std::string& prefix) {

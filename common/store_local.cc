@@ -158,7 +158,8 @@ class LocalStore : public Store {
     struct open_how how {};
     how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    int fd = static_cast<int>(::syscall(SYS_openat2, root_fd_.get(), path.c_str(), &how, sizeof how));
+    int fd =
+        static_cast<int>(::syscall(SYS_openat2, root_fd_.get(), path.c_str(), &how, sizeof how));
     if (fd >= 0 || errno != ENOSYS) return fd;
     return OpenWalking(path, flags);
   }
@@ -169,8 +170,8 @@ class LocalStore : public Store {
     size_t start = 0;
     while (true) {
       size_t slash = path.find('/', start);
-      std::string part = path.substr(start, slash == std::string::npos ? std::string::npos
-                                                                       : slash - start);
+      std::string part =
+          path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
       if (slash == std::string::npos) {
         return ::openat(dir.get(), part.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
       }

@@ -61,7 +61,7 @@ TEST_P(StoreTest, SetGetRangeListDelete) {
 
 TEST_P(StoreTest, HostileKeysAreRefusedAndNothingIsWritten) {
   Bytes out;
-  const std::vector<std::string> keys = {"../x", "a/../../x", "/etc/passwd", "a//b", "./a",
+  const std::vector<std::string> keys = {"../x", "a/../../x", "/etc/passwd",          "a//b", "./a",
                                          "a/.",  "",          std::string("a\0b", 3), "a\\b"};
   for (const std::string& key : keys) {
     SCOPED_TRACE(key);

@@ -36,11 +36,20 @@ Layout Simplify(const int64_t* src_strides, const int64_t* dst_strides, const in
 
 inline void CopyElement(uint8_t* dst, const uint8_t* src, size_t n) {
   switch (n) {
-    case 1: *dst = *src; return;
-    case 2: std::memcpy(dst, src, 2); return;
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    default: std::memcpy(dst, src, n);
+    case 1:
+      *dst = *src;
+      return;
+    case 2:
+      std::memcpy(dst, src, 2);
+      return;
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    default:
+      std::memcpy(dst, src, n);
   }
 }
 
@@ -92,8 +101,7 @@ std::vector<int64_t> COrderStrides(const std::vector<int64_t>& shape, size_t ele
 }
 
 void StridedCopy(const uint8_t* src, const int64_t* src_strides, uint8_t* dst,
-                 const int64_t* dst_strides, const int64_t* counts, size_t rank,
-                 size_t elem_size) {
+                 const int64_t* dst_strides, const int64_t* counts, size_t rank, size_t elem_size) {
   for (size_t d = 0; d < rank; ++d) {
     if (counts[d] <= 0) return;
   }

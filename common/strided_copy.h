@@ -12,8 +12,7 @@ std::vector<int64_t> COrderStrides(const std::vector<int64_t>& shape, size_t ele
 
 // dst[i] = src[i] for every index i < counts, strides in bytes (negative allowed).
 void StridedCopy(const uint8_t* src, const int64_t* src_strides, uint8_t* dst,
-                 const int64_t* dst_strides, const int64_t* counts, size_t rank,
-                 size_t elem_size);
+                 const int64_t* dst_strides, const int64_t* counts, size_t rank, size_t elem_size);
 
 // dst[i] = value (one element of `elem_size` bytes) for every index i < counts.
 void StridedFill(uint8_t* dst, const int64_t* dst_strides, const int64_t* counts, size_t rank,

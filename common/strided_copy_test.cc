@@ -48,9 +48,11 @@ TEST(AllEqual, UniformAndMixedBytes) {
   EXPECT_FALSE(AllEqual(zeros.data(), zeros.size(), &z, 1));
   std::vector<float> ones(33, 1.0f);
   float one = 1.0f;
-  EXPECT_TRUE(AllEqual(reinterpret_cast<uint8_t*>(ones.data()), 33, reinterpret_cast<uint8_t*>(&one), 4));
+  EXPECT_TRUE(
+      AllEqual(reinterpret_cast<uint8_t*>(ones.data()), 33, reinterpret_cast<uint8_t*>(&one), 4));
   ones[17] = 1.5f;
-  EXPECT_FALSE(AllEqual(reinterpret_cast<uint8_t*>(ones.data()), 33, reinterpret_cast<uint8_t*>(&one), 4));
+  EXPECT_FALSE(
+      AllEqual(reinterpret_cast<uint8_t*>(ones.data()), 33, reinterpret_cast<uint8_t*>(&one), 4));
 }
 
 }  // namespace

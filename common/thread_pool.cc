@@ -4,9 +4,8 @@
 
 namespace zarrd {
 
-ThreadPool::ThreadPool(size_t threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+ThreadPool::ThreadPool(size_t workers) {
+  for (size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -19,7 +18,7 @@ ThreadPool::~ThreadPool() {
 }
 
 ThreadPool& ThreadPool::Default() {
-  static ThreadPool pool;
+  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
   return pool;
 }
 

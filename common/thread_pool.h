@@ -16,8 +16,8 @@ namespace zarrd {
 
 class ThreadPool {
  public:
-  // 0 threads means one per hardware thread.
-  explicit ThreadPool(size_t threads = 0);
+  // `workers` threads besides the callers of ParallelFor; 0 runs everything on the caller.
+  explicit ThreadPool(size_t workers);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -29,7 +29,7 @@ class ThreadPool {
   Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn,
                      const std::atomic<bool>* cancelled = nullptr);
 
-  // The process-wide pool, sized from the machine.
+  // The process-wide pool: one worker per hardware thread.
   static ThreadPool& Default();
 
  private:

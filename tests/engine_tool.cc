@@ -45,8 +45,9 @@ int Run(int argc, char** argv) {
     std::ifstream f(argv[4]);
     json doc = json::parse(f, nullptr, false);
     if (doc.is_discarded()) return Fail(zarrd::InvalidArgument("metadata file is not JSON"));
-    auto m = doc.value("zarr_format", 0) == 2 ? zarrd::ParseV2ArrayMetadata(doc, doc.value("attributes", json(nullptr)))
-                                              : zarrd::ParseV3ArrayMetadata(doc);
+    auto m = doc.value("zarr_format", 0) == 2
+                 ? zarrd::ParseV2ArrayMetadata(doc, doc.value("attributes", json(nullptr)))
+                 : zarrd::ParseV3ArrayMetadata(doc);
     if (!m.ok()) return Fail(m.status());
     auto array = zarrd::Array::Create(*store, path, *m);
     if (!array.ok()) return Fail(array.status());
@@ -70,8 +71,9 @@ int Run(int argc, char** argv) {
       std::vector<uint8_t> out(nbytes);
       Status s = (*array)->Read(*selection, out.data(), out.size());
       if (!s.ok()) return Fail(s);
-      std::ofstream(argv[5], std::ios::binary).write(reinterpret_cast<const char*>(out.data()),
-                                                     static_cast<std::streamsize>(out.size()));
+      std::ofstream(argv[5], std::ios::binary)
+          .write(reinterpret_cast<const char*>(out.data()),
+                 static_cast<std::streamsize>(out.size()));
       std::cout << json{{"data_type", std::string(zarrd::V3Name(m->dtype))},
                         {"shape", resolved->result_shape}}
                        .dump()

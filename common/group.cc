@@ -1,0 +1,120 @@
+#include "common/group.h"
+
+#include <map>
+
+namespace zarrd {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Where(const std::string& path) { return "group '" + (path.empty() ? "/" : path) + "'"; }
+
+Result<std::optional<json>> ReadDocument(Store& store, const std::string& key) {
+  Bytes bytes;
+  ZARRD_ASSIGN_OR_RETURN(bool found, store.Get(key, &bytes));
+  if (!found) return std::optional<json>();
+  ZARRD_ASSIGN_OR_RETURN(
+      json j,
+      ParseJsonDocument(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        key));
+  return std::optional<json>(std::move(j));
+}
+
+Status WriteDocument(Store& store, const std::string& key, const json& j) {
+  const std::string text = j.dump(2);
+  return store.Set(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+Status CheckPath(const std::string& path) {
+  return path.empty() ? OkStatus() : ValidateKey(path).WithContext("group path");
+}
+
+}  // namespace
+
+Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata) {
+  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  if (!metadata.attributes.is_object()) return InvalidArgument("attributes: expected an object");
+  Bytes probe;
+  for (const char* doc : {"zarr.json", ".zarray", ".zgroup"}) {
+    ZARRD_ASSIGN_OR_RETURN(bool exists, store.Get(JoinKey(path, doc), &probe));
+    if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
+  }
+  if (metadata.format == ZarrFormat::kV3) {
+    return WriteDocument(store, JoinKey(path, "zarr.json"), ToV3Json(metadata));
+  }
+  ZARRD_RETURN_IF_ERROR(WriteDocument(store, JoinKey(path, ".zgroup"), {{"zarr_format", 2}}));
+  if (metadata.attributes.empty()) return OkStatus();
+  return WriteDocument(store, JoinKey(path, ".zattrs"), metadata.attributes);
+}
+
+Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
+  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  ZARRD_ASSIGN_OR_RETURN(auto v3, ReadDocument(store, JoinKey(path, "zarr.json")));
+  if (v3) {
+    if (v3->is_object() && v3->value("node_type", "") == "array") {
+      return FailedPrecondition(Where(path) + ": the node is an array, not a group");
+    }
+    auto g = ParseV3GroupMetadata(*v3);
+    if (!g.ok()) return g.status().WithContext(Where(path) + " zarr.json");
+    return g;
+  }
+  ZARRD_ASSIGN_OR_RETURN(auto zgroup, ReadDocument(store, JoinKey(path, ".zgroup")));
+  if (!zgroup) {
+    Bytes probe;
+    ZARRD_ASSIGN_OR_RETURN(bool array, store.Get(JoinKey(path, ".zarray"), &probe));
+    if (array) return FailedPrecondition(Where(path) + ": the node is an array, not a group");
+    return NotFound(Where(path) + ": no zarr.json or .zgroup in " + store.Describe());
+  }
+  if (!zgroup->is_object() || zgroup->value("zarr_format", 0) != 2) {
+    return InvalidArgument(Where(path) + " .zgroup: zarr_format: expected 2");
+  }
+  GroupMetadata g;
+  g.format = ZarrFormat::kV2;
+  ZARRD_ASSIGN_OR_RETURN(auto attrs, ReadDocument(store, JoinKey(path, ".zattrs")));
+  if (attrs) {
+    if (!attrs->is_object()) return InvalidArgument(Where(path) + " .zattrs: expected an object");
+    g.attributes = *attrs;
+  }
+  return g;
+}
+
+Status SetGroupAttributes(Store& store, const std::string& path, const json& attributes) {
+  if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
+  ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
+  auto lock = store.LockKey(JoinKey(path, "zarr.json"));
+  g.attributes = attributes;
+  if (g.format == ZarrFormat::kV3) {
+    return WriteDocument(store, JoinKey(path, "zarr.json"), ToV3Json(g));
+  }
+  return WriteDocument(store, JoinKey(path, ".zattrs"), attributes);
+}
+
+Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& path) {
+  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  const std::string prefix = path.empty() ? "" : path + "/";
+  ZARRD_ASSIGN_OR_RETURN(auto keys, store.List(prefix));
+  std::map<std::string, NodeEntry> children;
+  for (const auto& key : keys) {
+    std::string rest = key.substr(prefix.size());
+    size_t slash = rest.find('/');
+    if (slash == std::string::npos) continue;
+    std::string name = rest.substr(0, slash), doc = rest.substr(slash + 1);
+    if (doc == ".zarray") {
+      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kArray, ZarrFormat::kV2});
+    } else if (doc == ".zgroup") {
+      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kGroup, ZarrFormat::kV2});
+    } else if (doc == "zarr.json") {
+      ZARRD_ASSIGN_OR_RETURN(auto j, ReadDocument(store, key));
+      auto kind = j && j->is_object() && j->value("node_type", "") == "array"
+                      ? NodeEntry::Kind::kArray
+                      : NodeEntry::Kind::kGroup;
+      children[name] = NodeEntry{name, kind, ZarrFormat::kV3};  // zarr.json wins over v2 files
+    }
+  }
+  std::vector<NodeEntry> out;
+  for (auto& [name, entry] : children) out.push_back(std::move(entry));
+  return out;
+}
+
+}  // namespace zarrd

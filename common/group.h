@@ -1,0 +1,27 @@
+// Groups: create, open, attributes and children, in Zarr v3 (zarr.json) and v2 (.zgroup).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/metadata.h"
+#include "common/store.h"
+
+namespace zarrd {
+
+struct NodeEntry {
+  std::string name;  // last path component
+  enum class Kind { kArray, kGroup } kind;
+  ZarrFormat format;
+};
+
+// Writes a group's metadata; ALREADY_EXISTS when any node is at `path`.
+Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata);
+// NOT_FOUND when there is no group at `path` (an array there is FAILED_PRECONDITION).
+Result<GroupMetadata> OpenGroup(Store& store, const std::string& path);
+Status SetGroupAttributes(Store& store, const std::string& path, const nlohmann::json& attributes);
+// The arrays and groups directly below `path`, sorted by name.
+Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& path);
+
+}  // namespace zarrd
