@@ -135,15 +135,26 @@ Status Array::Read(const Selection& selection, void* out, size_t out_size,
   auto m = metadata();
   auto resolved = ResolveSelection(selection, m->shape);
   if (!resolved.ok()) return resolved.status().WithContext("array " + Quoted(path_));
-  const size_t need = static_cast<size_t>(resolved->num_elements()) * ItemSize(m->dtype);
+  return ReadResolved(*resolved, out, out_size, options);
+}
+
+Status Array::ReadResolved(const ResolvedSelection& resolved, void* out, size_t out_size,
+                           const IoOptions& options) const {
+  auto m = metadata();
+  if (resolved.dims.size() != m->rank()) {
+    return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
+  }
+  const size_t need = static_cast<size_t>(resolved.num_elements()) * ItemSize(m->dtype);
   if (out_size != need) {
     return InvalidArgument("array " + Quoted(path_) + ": result buffer holds " +
                            std::to_string(out_size) + " bytes, the selection needs " +
                            std::to_string(need));
   }
   if (need == 0) return OkStatus();
-  if (PartialShardCodec(*m)) return ReadSharded(*m, *resolved, static_cast<uint8_t*>(out), options);
-  return ReadChunks(*m, *resolved, static_cast<uint8_t*>(out), options);
+  if (PartialShardCodec(*m)) {
+    return ReadSharded(*m, resolved, static_cast<uint8_t*>(out), options);
+  }
+  return ReadChunks(*m, resolved, static_cast<uint8_t*>(out), options);
 }
 
 Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,

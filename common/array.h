@@ -34,6 +34,9 @@ class Array {
   // Reads the selection into `out`: C order, little-endian, numpy's result shape.
   Status Read(const Selection& selection, void* out, size_t out_size,
               const IoOptions& options = {}) const;
+  // Reads an already resolved selection (e.g. one band of a streamed result).
+  Status ReadResolved(const ResolvedSelection& selection, void* out, size_t out_size,
+                      const IoOptions& options = {}) const;
   // Writes `in` (laid out as Read's result) into the selection.
   Status Write(const Selection& selection, const void* in, size_t in_size,
                const IoOptions& options = {});

@@ -69,6 +69,7 @@ inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
 inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 // An errno-carrying failure of a system call on `what`.
 Status ErrnoStatus(int err, const std::string& what);
 

@@ -32,8 +32,10 @@ class ThreadPool {
   // The process-wide pool: one worker per hardware thread.
   static ThreadPool& Default();
 
- private:
+  // Runs `task` on a worker some time later (for blocking request work off gRPC's threads).
   void Submit(std::function<void()> task);
+
+ private:
   void WorkerLoop();
 
   std::mutex mutex_;

@@ -1,0 +1,345 @@
+#include "client/client.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "common/dtype.h"
+#include "common/selection.h"
+
+namespace zarrd::client {
+
+using nlohmann::json;
+
+Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return OkStatus();
+  return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
+}
+
+Result<pb::Selection> SelectionFromText(const std::string& text) {
+  ZARRD_ASSIGN_OR_RETURN(Selection sel, ParseSelection(text));
+  pb::Selection out;
+  for (const auto& item : sel) {
+    auto* p = out.add_items();
+    switch (item.kind) {
+      case SelectionItem::Kind::kIndex: p->set_index(item.index); break;
+      case SelectionItem::Kind::kEllipsis: p->set_ellipsis(true); break;
+      case SelectionItem::Kind::kSlice: {
+        auto* s = p->mutable_slice();
+        if (item.start) s->set_start(*item.start);
+        if (item.stop) s->set_stop(*item.stop);
+        if (item.step) s->set_step(*item.step);
+      }
+    }
+  }
+  return out;
+}
+
+size_t NodeInfo::item_size() const {
+  auto dtype = ParseV3DataType(data_type);
+  return dtype.ok() ? ItemSize(*dtype) : 0;
+}
+
+uint64_t NodeInfo::num_bytes() const {
+  uint64_t n = item_size();
+  for (int64_t s : shape) n *= static_cast<uint64_t>(s);
+  return n;
+}
+
+namespace {
+
+NodeInfo ToNodeInfo(const pb::NodeInfo& p) {
+  NodeInfo n;
+  n.store = p.store();
+  n.path = p.path();
+  n.is_array = p.kind() == pb::NODE_KIND_ARRAY;
+  n.zarr_format = p.zarr_format();
+  n.data_type = p.data_type();
+  n.shape.assign(p.shape().begin(), p.shape().end());
+  n.chunks.assign(p.chunks().begin(), p.chunks().end());
+  n.metadata = json::parse(p.metadata_json(), nullptr, false);
+  n.attributes = json::parse(p.attributes_json(), nullptr, false);
+  return n;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address, double timeout_s) {
+  auto client = std::unique_ptr<Client>(new Client());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  client->channel_ =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  auto deadline = std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  if (!client->channel_->WaitForConnected(deadline)) {
+    return Unavailable("cannot connect to zarrd at " + address + " within " +
+                       std::to_string(timeout_s) + " s (is it running?)");
+  }
+  client->stub_ = pb::Zarrd::NewStub(client->channel_);
+  ZARRD_ASSIGN_OR_RETURN(client->info_, client->RefreshServerInfo());
+  return client;
+}
+
+Result<pb::ServerInfoResponse> Client::RefreshServerInfo() {
+  grpc::ClientContext ctx;
+  pb::ServerInfoResponse resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->ServerInfo(&ctx, pb::ServerInfoRequest(), &resp)));
+  info_ = resp;
+  return resp;
+}
+
+Result<NodeInfo> Client::GetNode(const std::string& store, const std::string& path) {
+  grpc::ClientContext ctx;
+  pb::NodeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  pb::NodeInfo resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetNode(&ctx, req, &resp)));
+  return ToNodeInfo(resp);
+}
+
+Result<NodeInfo> Client::CreateArray(const std::string& store, const std::string& path,
+                                     const json& metadata, const json& attributes, bool overwrite) {
+  grpc::ClientContext ctx;
+  pb::CreateNodeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  req.set_kind(pb::NODE_KIND_ARRAY);
+  req.set_metadata_json(metadata.dump());
+  if (!attributes.is_null()) req.set_attributes_json(attributes.dump());
+  req.set_overwrite(overwrite);
+  pb::NodeInfo resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->CreateNode(&ctx, req, &resp)));
+  return ToNodeInfo(resp);
+}
+
+Result<NodeInfo> Client::CreateGroup(const std::string& store, const std::string& path,
+                                     int zarr_format, const json& attributes) {
+  grpc::ClientContext ctx;
+  pb::CreateNodeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  req.set_kind(pb::NODE_KIND_GROUP);
+  req.set_metadata_json(zarr_format == 2 ? json{{"zarr_format", 2}}.dump()
+                                         : json{{"zarr_format", 3}, {"node_type", "group"}}.dump());
+  req.set_attributes_json(attributes.dump());
+  pb::NodeInfo resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->CreateNode(&ctx, req, &resp)));
+  return ToNodeInfo(resp);
+}
+
+Result<std::vector<pb::ListNodesResponse::Entry>> Client::List(const std::string& store,
+                                                               const std::string& path) {
+  grpc::ClientContext ctx;
+  pb::NodeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  pb::ListNodesResponse resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->ListNodes(&ctx, req, &resp)));
+  return std::vector<pb::ListNodesResponse::Entry>(resp.nodes().begin(), resp.nodes().end());
+}
+
+Result<uint64_t> Client::Delete(const std::string& store, const std::string& path) {
+  grpc::ClientContext ctx;
+  pb::NodeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  pb::DeleteNodeResponse resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->DeleteNode(&ctx, req, &resp)));
+  return resp.keys_deleted();
+}
+
+Result<NodeInfo> Client::SetAttributes(const std::string& store, const std::string& path,
+                                       const json& attributes) {
+  grpc::ClientContext ctx;
+  pb::SetAttributesRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  req.set_attributes_json(attributes.dump());
+  pb::NodeInfo resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->SetAttributes(&ctx, req, &resp)));
+  return ToNodeInfo(resp);
+}
+
+Result<NodeInfo> Client::Resize(const std::string& store, const std::string& path,
+                                const std::vector<int64_t>& shape) {
+  grpc::ClientContext ctx;
+  pb::ResizeRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  for (int64_t s : shape) req.add_shape(s);
+  pb::NodeInfo resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->Resize(&ctx, req, &resp)));
+  return ToNodeInfo(resp);
+}
+
+Status Client::Get(const std::string& store, const std::string& path,
+                   const pb::Selection& selection, void* out, size_t size,
+                   pb::ArrayDescriptor* descriptor, pb::Prototype prototype) {
+  pb::GetItemRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  *req.mutable_selection() = selection;
+  req.set_prototype(prototype);
+  auto mismatch = [&](uint64_t nbytes) {
+    return InvalidArgument("the result of " + store + ":" + path + " has " +
+                           std::to_string(nbytes) + " bytes, the buffer " + std::to_string(size));
+  };
+  if (size <= info_.max_unary_result_bytes()) {
+    grpc::ClientContext ctx;
+    pb::GetItemResponse resp;
+    ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
+    if (resp.data().size() != size) return mismatch(resp.data().size());
+    std::memcpy(out, resp.data().data(), size);
+    if (descriptor) *descriptor = resp.array();
+    return OkStatus();
+  }
+  grpc::ClientContext ctx;
+  auto reader = stub_->GetItemStream(&ctx, req);
+  pb::GetItemResponse msg;
+  bool first = true;
+  uint64_t received = 0;
+  while (reader->Read(&msg)) {
+    if (first) {
+      first = false;
+      if (msg.array().nbytes() != size) {
+        ctx.TryCancel();
+        reader->Finish();
+        return mismatch(msg.array().nbytes());
+      }
+      if (descriptor) *descriptor = msg.array();
+    }
+    const auto& data = msg.data();
+    if (msg.offset() > size || data.size() > size - msg.offset()) {
+      ctx.TryCancel();
+      reader->Finish();
+      return DataLoss("server sent a piece outside the result");
+    }
+    std::memcpy(static_cast<uint8_t*>(out) + msg.offset(), data.data(), data.size());
+    received += data.size();
+  }
+  ZARRD_RETURN_IF_ERROR(FromGrpc(reader->Finish()));
+  if (received != size) {
+    return DataLoss("stream ended after " + std::to_string(received) + " of " +
+                    std::to_string(size) + " bytes");
+  }
+  return OkStatus();
+}
+
+Status Client::Set(const std::string& store, const std::string& path,
+                   const pb::Selection& selection, const void* in, size_t size) {
+  const auto* bytes = static_cast<const char*>(in);
+  const size_t piece = info_.stream_piece_bytes() ? info_.stream_piece_bytes() : (4u << 20);
+  if (size <= piece) {
+    grpc::ClientContext ctx;
+    pb::SetItemRequest req;
+    req.set_store(store);
+    req.set_path(path);
+    *req.mutable_selection() = selection;
+    req.set_data(bytes, size);
+    pb::SetItemResponse resp;
+    return FromGrpc(stub_->SetItem(&ctx, req, &resp));
+  }
+  grpc::ClientContext ctx;
+  pb::SetItemResponse resp;
+  auto writer = stub_->SetItemStream(&ctx, &resp);
+  for (size_t at = 0; at < size || at == 0; at += piece) {
+    pb::SetItemRequest req;
+    if (at == 0) {
+      req.set_store(store);
+      req.set_path(path);
+      *req.mutable_selection() = selection;
+    }
+    req.set_offset(at);
+    req.set_data(bytes + at, std::min(piece, size - at));
+    if (!writer->Write(req)) break;  // the server ended the call: Finish says why
+  }
+  writer->WritesDone();
+  return FromGrpc(writer->Finish());
+}
+
+HostRegion::~HostRegion() {
+  if (stub_ && !id_.empty()) {
+    grpc::ClientContext ctx;
+    pb::UnregisterHostRegionRequest req;
+    req.set_region_id(id_);
+    pb::UnregisterHostRegionResponse resp;
+    (void)stub_->UnregisterHostRegion(&ctx, req, &resp);
+  }
+  if (data_) ::munmap(data_, size_);
+  if (!shm_name_.empty()) ::shm_unlink(shm_name_.c_str());
+}
+
+Result<std::unique_ptr<HostRegion>> Client::CreateHostRegion(size_t size) {
+  static std::atomic<uint64_t> counter{0};
+  std::unique_ptr<HostRegion> region(new HostRegion());
+  region->shm_name_ = "/zarrd-client-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(counter.fetch_add(1)) + "-" +
+                      std::to_string(std::random_device()());
+  int fd = ::shm_open(region->shm_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoStatus(errno, "shm_open " + region->shm_name_);
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::shm_unlink(region->shm_name_.c_str());
+    return ErrnoStatus(err, "ftruncate " + region->shm_name_);
+  }
+  void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (data == MAP_FAILED) return ErrnoStatus(errno, "mmap " + region->shm_name_);
+  region->data_ = static_cast<uint8_t*>(data);
+  region->size_ = size;
+  grpc::ClientContext ctx;
+  pb::RegisterHostRegionRequest req;
+  req.set_shm_name(region->shm_name_);
+  req.set_nbytes(size);
+  pb::RegisterHostRegionResponse resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->RegisterHostRegion(&ctx, req, &resp)));
+  region->id_ = resp.region_id();
+  region->stub_ = stub_.get();
+  return region;
+}
+
+Status Client::GetInto(const std::string& store, const std::string& path,
+                       const pb::Selection& selection, const HostRegion& region, uint64_t offset,
+                       uint64_t nbytes, pb::ArrayDescriptor* descriptor) {
+  grpc::ClientContext ctx;
+  pb::GetItemRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  *req.mutable_selection() = selection;
+  req.set_prototype(pb::PROTOTYPE_HOST);
+  auto* target = req.mutable_host_region();
+  target->set_region_id(region.id());
+  target->set_offset(offset);
+  target->set_nbytes(nbytes);
+  pb::GetItemResponse resp;
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
+  if (descriptor) *descriptor = resp.array();
+  return OkStatus();
+}
+
+Status Client::SetFrom(const std::string& store, const std::string& path,
+                       const pb::Selection& selection, const HostRegion& region, uint64_t offset,
+                       uint64_t nbytes) {
+  grpc::ClientContext ctx;
+  pb::SetItemRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  *req.mutable_selection() = selection;
+  auto* source = req.mutable_host_region();
+  source->set_region_id(region.id());
+  source->set_offset(offset);
+  source->set_nbytes(nbytes);
+  pb::SetItemResponse resp;
+  return FromGrpc(stub_->SetItem(&ctx, req, &resp));
+}
+
+}  // namespace zarrd::client

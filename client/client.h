@@ -1,0 +1,102 @@
+// The C++ client of zarrd: typed reads and writes into and from caller buffers, metadata, and
+// registered host shared memory. Errors come back as zarrd::Status with the server's code.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "zarrd/v1/zarrd.grpc.pb.h"
+
+namespace zarrd::client {
+
+namespace pb = ::zarrd::v1;
+
+// numpy basic indexing on the wire; ParseSelection-style text ("1, ::2, ...") converts.
+Result<pb::Selection> SelectionFromText(const std::string& text);
+
+struct NodeInfo {
+  std::string store, path;
+  bool is_array = false;
+  int zarr_format = 3;
+  std::string data_type;  // v3 name
+  std::vector<int64_t> shape, chunks;
+  nlohmann::json metadata, attributes;
+  size_t item_size() const;
+  uint64_t num_bytes() const;
+};
+
+// A POSIX shared-memory region mapped here and registered with the server.
+class HostRegion {
+ public:
+  ~HostRegion();
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& id() const { return id_; }
+  const std::string& shm_name() const { return shm_name_; }
+
+ private:
+  friend class Client;
+  HostRegion() = default;
+  pb::Zarrd::Stub* stub_ = nullptr;
+  std::string id_, shm_name_;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class Client {
+ public:
+  // "unix:/path/zarrd.sock" or "host:port"; waits up to `timeout_s` for the server.
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address,
+                                                 double timeout_s = 10);
+
+  const pb::ServerInfoResponse& server_info() const { return info_; }
+  Result<pb::ServerInfoResponse> RefreshServerInfo();
+
+  Result<NodeInfo> GetNode(const std::string& store, const std::string& path);
+  Result<NodeInfo> CreateArray(const std::string& store, const std::string& path,
+                               const nlohmann::json& metadata,
+                               const nlohmann::json& attributes = nullptr, bool overwrite = false);
+  Result<NodeInfo> CreateGroup(const std::string& store, const std::string& path, int zarr_format,
+                               const nlohmann::json& attributes = nlohmann::json::object());
+  Result<std::vector<pb::ListNodesResponse::Entry>> List(const std::string& store,
+                                                         const std::string& path);
+  Result<uint64_t> Delete(const std::string& store, const std::string& path);
+  Result<NodeInfo> SetAttributes(const std::string& store, const std::string& path,
+                                 const nlohmann::json& attributes);
+  Result<NodeInfo> Resize(const std::string& store, const std::string& path,
+                          const std::vector<int64_t>& shape);
+
+  // Reads the selection into `out` (exactly the result's size): one message when it fits the
+  // server's unary limit, else a stream written piece by piece into `out`.
+  Status Get(const std::string& store, const std::string& path, const pb::Selection& selection,
+             void* out, size_t size, pb::ArrayDescriptor* descriptor = nullptr,
+             pb::Prototype prototype = pb::PROTOTYPE_HOST);
+  // Writes `size` bytes (C order, little-endian) into the selection, streaming when large.
+  Status Set(const std::string& store, const std::string& path, const pb::Selection& selection,
+             const void* in, size_t size);
+
+  // Creates, maps and registers a shared-memory region of `size` bytes.
+  Result<std::unique_ptr<HostRegion>> CreateHostRegion(size_t size);
+  Status GetInto(const std::string& store, const std::string& path,
+                 const pb::Selection& selection, const HostRegion& region, uint64_t offset,
+                 uint64_t nbytes, pb::ArrayDescriptor* descriptor = nullptr);
+  Status SetFrom(const std::string& store, const std::string& path,
+                 const pb::Selection& selection, const HostRegion& region, uint64_t offset,
+                 uint64_t nbytes);
+
+  pb::Zarrd::Stub& stub() { return *stub_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<pb::Zarrd::Stub> stub_;
+  pb::ServerInfoResponse info_;
+};
+
+Status FromGrpc(const grpc::Status& status);
+
+}  // namespace zarrd::client

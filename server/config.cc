@@ -1,0 +1,148 @@
+#include "server/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace zarrd::server {
+
+using nlohmann::json;
+
+namespace {
+
+Status Field(const std::string& field, const std::string& why) {
+  return InvalidArgument("config: " + field + " " + why);
+}
+
+Result<PrototypeKind> ParsePrototype(const json& j, const std::string& field) {
+  if (j == "host") return PrototypeKind::kHost;
+  if (j == "device") return PrototypeKind::kDevice;
+  return Field(field, "must be \"host\" or \"device\", got " + j.dump());
+}
+
+template <typename T>
+Status ReadUnsigned(const json& j, const char* key, T* out) {
+  if (!j.contains(key)) return OkStatus();
+  if (!j[key].is_number_unsigned()) return Field(key, "must be a non-negative integer");
+  *out = j[key].get<T>();
+  return OkStatus();
+}
+
+}  // namespace
+
+ServerConfig DefaultConfig() {
+  ServerConfig c;
+  c.stores.push_back({"local", "local", std::filesystem::absolute("zarrd-data").string()});
+  return c;
+}
+
+Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
+  if (!j.is_object()) return InvalidArgument("config: expected a JSON object");
+  static const std::set<std::string> kKnown = {
+      "stores",           "listen",          "socket_mode",           "worker_threads",
+      "max_request_bytes", "max_result_bytes", "max_unary_result_bytes", "stream_piece_bytes",
+      "default_prototype", "arrays",          "shutdown_grace_seconds", "log_level"};
+  for (const auto& [key, value] : j.items()) {
+    if (!kKnown.count(key)) return Field(key, "is not a known setting");
+  }
+  ServerConfig c;
+  if (!j.contains("stores") || !j["stores"].is_array() || j["stores"].empty()) {
+    return Field("stores", "must be a non-empty list");
+  }
+  std::set<std::string> names;
+  for (const json& s : j["stores"]) {
+    StoreConfig store;
+    if (!s.is_object() || !s.contains("name") || !s["name"].is_string()) {
+      return Field("stores[]", "needs a string \"name\"");
+    }
+    store.name = s["name"];
+    const std::string where = "stores[" + store.name + "]";
+    if (!names.insert(store.name).second) return Field(where, "is named twice");
+    store.kind = s.value("kind", "local");
+    if (store.kind != "local" && store.kind != "memory") {
+      return Field(where + ".kind", "must be \"local\" or \"memory\"");
+    }
+    if (store.kind == "local") {
+      if (!s.contains("root") || !s["root"].is_string()) return Field(where + ".root", "is required");
+      std::filesystem::path root = s["root"].get<std::string>();
+      if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
+      store.root = root.lexically_normal().string();
+    }
+    store.read_only = s.value("read_only", false);
+    store.fsync = s.value("fsync", false);
+    c.stores.push_back(std::move(store));
+  }
+  if (j.contains("listen")) {
+    c.listen.clear();
+    const json& l = j["listen"];
+    if (l.is_string()) {
+      c.listen.push_back(l);
+    } else if (l.is_array()) {
+      for (const json& a : l) {
+        if (!a.is_string()) return Field("listen", "must hold strings");
+        c.listen.push_back(a);
+      }
+    } else {
+      return Field("listen", "must be an address or a list of them");
+    }
+  }
+  for (auto& address : c.listen) {
+    if (address.rfind("unix:", 0) == 0 && address.size() > 5 && address[5] != '/') {
+      address = "unix:" + (std::filesystem::path(base_dir) / address.substr(5)).string();
+    }
+  }
+  if (j.contains("socket_mode")) {
+    const json& m = j["socket_mode"];
+    if (m.is_string()) {
+      c.socket_mode = static_cast<uint32_t>(std::stoul(m.get<std::string>(), nullptr, 8));
+    } else if (m.is_number_unsigned()) {
+      c.socket_mode = m.get<uint32_t>();
+    } else {
+      return Field("socket_mode", "must be an octal string such as \"0660\"");
+    }
+  }
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "worker_threads", &c.worker_threads));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_request_bytes", &c.max_request_bytes));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_result_bytes", &c.max_result_bytes));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_unary_result_bytes", &c.max_unary_result_bytes));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_piece_bytes", &c.stream_piece_bytes));
+  if (c.stream_piece_bytes < 4096 || c.stream_piece_bytes > (64u << 20)) {
+    return Field("stream_piece_bytes", "must be in 4 KiB..64 MiB");
+  }
+  if (j.contains("default_prototype")) {
+    ZARRD_ASSIGN_OR_RETURN(c.default_prototype,
+                           ParsePrototype(j["default_prototype"], "default_prototype"));
+  }
+  if (j.contains("arrays")) {
+    if (!j["arrays"].is_array()) return Field("arrays", "must be a list");
+    for (const json& a : j["arrays"]) {
+      if (!a.is_object() || !a.contains("store") || !a.contains("path")) {
+        return Field("arrays[]", "needs \"store\" and \"path\"");
+      }
+      ArrayOverride o{a["store"], a["path"], PrototypeKind::kHost};
+      if (a.contains("prototype")) {
+        ZARRD_ASSIGN_OR_RETURN(o.prototype, ParsePrototype(a["prototype"], "arrays[].prototype"));
+      }
+      c.overrides.push_back(std::move(o));
+    }
+  }
+  if (j.contains("shutdown_grace_seconds")) {
+    if (!j["shutdown_grace_seconds"].is_number()) return Field("shutdown_grace_seconds", "must be a number");
+    c.shutdown_grace_seconds = j["shutdown_grace_seconds"];
+  }
+  c.log_level = j.value("log_level", c.log_level);
+  return c;
+}
+
+Result<ServerConfig> LoadConfig(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return NotFound("config file " + path + " cannot be read");
+  json j = json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument("config file " + path + " is not valid JSON");
+  auto base = std::filesystem::absolute(path).parent_path().string();
+  auto c = ParseConfig(j, base);
+  if (!c.ok()) return c.status().WithContext(path);
+  return c;
+}
+
+}  // namespace zarrd::server

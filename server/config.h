@@ -1,0 +1,51 @@
+// zarrd's configuration file (JSON): stores, listen addresses, limits, prototypes.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace zarrd::server {
+
+struct StoreConfig {
+  std::string name;
+  std::string kind = "local";  // "local" | "memory"
+  std::string root;            // local stores: a directory, relative to the config file
+  bool read_only = false;
+  bool fsync = false;
+};
+
+enum class PrototypeKind { kHost, kDevice };
+
+struct ArrayOverride {
+  std::string store;
+  std::string path;
+  PrototypeKind prototype = PrototypeKind::kHost;
+};
+
+struct ServerConfig {
+  std::vector<StoreConfig> stores;
+  // "unix:/run/zarrd/zarrd.sock", "127.0.0.1:7070", ...
+  std::vector<std::string> listen = {"unix:zarrd.sock"};
+  uint32_t socket_mode = 0660;
+  size_t worker_threads = 0;  // 0: one per hardware thread
+  uint64_t max_request_bytes = uint64_t{1} << 32;
+  uint64_t max_result_bytes = uint64_t{1} << 36;
+  uint64_t max_unary_result_bytes = 4 << 20;
+  uint32_t stream_piece_bytes = 4 << 20;
+  PrototypeKind default_prototype = PrototypeKind::kHost;
+  std::vector<ArrayOverride> overrides;
+  double shutdown_grace_seconds = 10;
+  std::string log_level = "info";
+};
+
+// Parses a config document; relative store roots resolve against `base_dir`.
+Result<ServerConfig> ParseConfig(const nlohmann::json& j, const std::string& base_dir);
+Result<ServerConfig> LoadConfig(const std::string& path);
+// The config `zarrd` uses without --config: one local store "local" in ./zarrd-data.
+ServerConfig DefaultConfig();
+
+}  // namespace zarrd::server

@@ -1,0 +1,47 @@
+// Registered host shared-memory regions: a client maps a POSIX shm object, registers it once,
+// and requests name (region, offset). Regions live until unregistered; requests in flight hold
+// a reference, so the mapping outlives them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/codec.h"
+#include "common/status.h"
+
+namespace zarrd::server {
+
+class HostRegion {
+ public:
+  HostRegion(std::string id, std::string shm_name, uint8_t* data, size_t size)
+      : id_(std::move(id)), shm_name_(std::move(shm_name)), data_(data), size_(size) {}
+  ~HostRegion();
+  const std::string& id() const { return id_; }
+  size_t size() const { return size_; }
+  // The bytes [offset, offset + nbytes), or INVALID_ARGUMENT when they do not fit.
+  Result<MutableByteView> Slice(uint64_t offset, uint64_t nbytes) const;
+
+ private:
+  std::string id_, shm_name_;
+  uint8_t* data_;
+  size_t size_;
+};
+
+class HostRegionRegistry {
+ public:
+  // Opens and maps /dev/shm/<shm_name>; it must belong to the server's user.
+  Result<std::shared_ptr<HostRegion>> Register(const std::string& shm_name, uint64_t nbytes);
+  Status Unregister(const std::string& id);
+  Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<HostRegion>> regions_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace zarrd::server

@@ -1,0 +1,95 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+namespace zarrd::server {
+
+Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
+  std::unique_ptr<ZarrdServer> s(new ZarrdServer());
+  std::map<std::string, NamedStore> stores;
+  for (const auto& sc : config.stores) {
+    std::shared_ptr<Store> store;
+    if (sc.kind == "memory") {
+      store = MakeMemoryStore();
+    } else {
+      ZARRD_ASSIGN_OR_RETURN(store, OpenLocalStore(sc.root, {.fsync = sc.fsync}));
+    }
+    spdlog::info("store \"{}\": {}{}", sc.name, store->Describe(), sc.read_only ? " (read-only)" : "");
+    stores[sc.name] = NamedStore{sc, store};
+  }
+  std::random_device rd;
+  s->epoch_ = (static_cast<uint64_t>(rd()) << 32 | rd()) ^
+              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  s->service_ = std::make_unique<ZarrdService>(config, std::move(stores), s->epoch_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
+  builder.SetMaxSendMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
+  std::vector<int> ports(config.listen.size(), 0);
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    const std::string& address = config.listen[i];
+    if (address.rfind("unix:", 0) == 0) {
+      const std::string path = address.substr(5);
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+      ::unlink(path.c_str());  // a stale socket from an earlier run
+      s->socket_paths_.push_back(path);
+    }
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &ports[i]);
+  }
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_) return Unavailable("could not listen on the configured addresses");
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    std::string address = config.listen[i];
+    if (address.rfind("unix:", 0) != 0) {
+      if (ports[i] == 0) return Unavailable("could not listen on " + address);
+      address = address.substr(0, address.rfind(':') + 1) + std::to_string(ports[i]);
+    }
+    s->addresses_.push_back(address);
+  }
+  for (const auto& path : s->socket_paths_) {
+    if (::chmod(path.c_str(), config.socket_mode) != 0) {
+      return ErrnoStatus(errno, "chmod of socket " + path);
+    }
+  }
+  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  s->config_ = std::move(config);
+  return s;
+}
+
+void ZarrdServer::Shutdown() {
+  if (!server_) return;
+  service_->StartDraining();
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  const auto grace = std::chrono::duration<double>(config_.shutdown_grace_seconds);
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(grace);
+  while (service_->in_flight() > 0 && std::chrono::system_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (service_->in_flight() > 0) {
+    spdlog::warn("shutdown: {} requests still in flight after the grace period; cancelling",
+                 service_->in_flight());
+  }
+  server_->Shutdown(deadline);
+  for (const auto& path : socket_paths_) ::unlink(path.c_str());
+  server_.reset();
+}
+
+ZarrdServer::~ZarrdServer() { Shutdown(); }
+
+}  // namespace zarrd::server

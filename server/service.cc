@@ -1,0 +1,415 @@
+#include "server/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/group.h"
+#include "common/version.h"
+
+namespace zarrd::server {
+
+using nlohmann::json;
+
+grpc::Status ToGrpc(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
+}
+
+Selection FromProto(const pb::Selection& selection) {
+  Selection out;
+  for (const auto& item : selection.items()) {
+    switch (item.kind_case()) {
+      case pb::SelectionItem::kIndex: out.push_back(SelectionItem::Index(item.index())); break;
+      case pb::SelectionItem::kEllipsis: out.push_back(SelectionItem::Ellipsis()); break;
+      case pb::SelectionItem::kSlice: {
+        const auto& s = item.slice();
+        out.push_back(SelectionItem::Slice(s.has_start() ? std::optional<int64_t>(s.start())
+                                                         : std::nullopt,
+                                           s.has_stop() ? std::optional<int64_t>(s.stop())
+                                                        : std::nullopt,
+                                           s.has_step() ? std::optional<int64_t>(s.step())
+                                                        : std::nullopt));
+        break;
+      }
+      default: out.push_back(SelectionItem::Slice());
+    }
+  }
+  return out;
+}
+
+void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
+  out->set_data_type(std::string(V3Name(m.dtype)));
+  for (int64_t s : sel.result_shape) out->add_shape(s);
+  out->set_nbytes(static_cast<uint64_t>(sel.num_elements()) * ItemSize(m.dtype));
+}
+
+namespace {
+
+class UnaryReactor : public grpc::ServerUnaryReactor {
+ public:
+  std::atomic<bool> cancelled{false};
+  void OnCancel() override { cancelled = true; }
+  void OnDone() override { delete this; }
+};
+
+std::string NodeName(const std::string& store, const std::string& path) {
+  return store + ":" + (path.empty() ? "/" : path);
+}
+
+void FillArrayInfo(const std::string& store, const std::string& path, const ArrayMetadata& m,
+                   pb::NodeInfo* info) {
+  info->set_store(store);
+  info->set_path(path);
+  info->set_kind(pb::NODE_KIND_ARRAY);
+  info->set_zarr_format(static_cast<int>(m.format));
+  info->set_metadata_json(m.format == ZarrFormat::kV3 ? ToV3Json(m).dump() : ToV2Json(m).dump());
+  info->set_attributes_json(m.attributes.dump());
+  info->set_data_type(std::string(V3Name(m.dtype)));
+  for (int64_t s : m.shape) info->add_shape(s);
+  for (int64_t c : m.chunk_shape) info->add_chunks(c);
+}
+
+void FillGroupInfo(const std::string& store, const std::string& path, const GroupMetadata& g,
+                   pb::NodeInfo* info) {
+  info->set_store(store);
+  info->set_path(path);
+  info->set_kind(pb::NODE_KIND_GROUP);
+  info->set_zarr_format(static_cast<int>(g.format));
+  info->set_metadata_json(g.format == ZarrFormat::kV3 ? ToV3Json(g).dump()
+                                                      : json{{"zarr_format", 2}}.dump());
+  info->set_attributes_json(g.attributes.dump());
+}
+
+Result<json> ParseJsonField(const std::string& text, const char* field, bool allow_empty) {
+  if (text.empty() && allow_empty) return json(nullptr);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(std::string(field) + ": not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores,
+                           uint64_t epoch)
+    : config_(std::move(config)),
+      stores_(std::move(stores)),
+      epoch_(epoch),
+      executor_(config_.worker_threads ? config_.worker_threads
+                                       : std::max(2u, std::thread::hardware_concurrency())) {}
+
+ZarrdService::~ZarrdService() = default;
+
+template <typename Work>
+grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::string& what,
+                                                 Work work) {
+  auto* reactor = new UnaryReactor;
+  if (draining_) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "zarrd is shutting down"));
+    return reactor;
+  }
+  BeginRequest();
+  executor_.Submit([this, reactor, method, what, work = std::move(work)]() mutable {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = work(reactor->cancelled);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    spdlog::debug("{} {} -> {} ({:.3f} ms){}{}", method, what, StatusCodeName(s.code()), ms,
+                  s.ok() ? "" : ": ", s.message());
+    reactor->Finish(ToGrpc(s));
+    EndRequest();
+  });
+  return reactor;
+}
+
+Result<NamedStore*> ZarrdService::FindStore(const std::string& name, bool for_write) {
+  auto it = stores_.find(name);
+  if (it == stores_.end()) return NotFound("store \"" + name + "\" is not configured");
+  if (for_write && it->second.config.read_only) {
+    return PermissionDenied("store \"" + name + "\" is read-only");
+  }
+  return &it->second;
+}
+
+Result<std::shared_ptr<Array>> ZarrdService::OpenArray(const std::string& store,
+                                                       const std::string& path) {
+  {
+    std::lock_guard lock(arrays_mutex_);
+    auto it = arrays_.find({store, path});
+    if (it != arrays_.end()) return it->second;
+  }
+  ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(store, false));
+  ZARRD_ASSIGN_OR_RETURN(auto array, Array::Open(s->store, path));
+  std::lock_guard lock(arrays_mutex_);
+  return arrays_.try_emplace({store, path}, array).first->second;
+}
+
+void ZarrdService::Forget(const std::string& store, const std::string& prefix) {
+  std::lock_guard lock(arrays_mutex_);
+  for (auto it = arrays_.begin(); it != arrays_.end();) {
+    const auto& [s, p] = it->first;
+    bool below = prefix.empty() || p == prefix || p.rfind(prefix + "/", 0) == 0;
+    it = s == store && below ? arrays_.erase(it) : std::next(it);
+  }
+}
+
+Status ZarrdService::CheckPrototype(const pb::GetItemRequest& req) const {
+  PrototypeKind prototype = config_.default_prototype;
+  for (const auto& o : config_.overrides) {
+    if (o.store == req.store() && o.path == req.path()) prototype = o.prototype;
+  }
+  if (req.prototype() == pb::PROTOTYPE_HOST) prototype = PrototypeKind::kHost;
+  if (req.prototype() == pb::PROTOTYPE_DEVICE) prototype = PrototypeKind::kDevice;
+  if (prototype == PrototypeKind::kDevice) {
+    return FailedPrecondition("DEVICE results for " + NodeName(req.store(), req.path()) +
+                              ": no CUDA device is served by this build of zarrd (the DEVICE "
+                              "prototype arrives with the GPU pools)");
+  }
+  return OkStatus();
+}
+
+grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
+                                                   const pb::ServerInfoRequest*,
+                                                   pb::ServerInfoResponse* resp) {
+  return RunUnary("ServerInfo", "", [this, resp](const std::atomic<bool>&) {
+    resp->set_version(kZarrdVersion);
+    resp->set_epoch(epoch_);
+    for (const auto& [name, s] : stores_) {
+      auto* info = resp->add_stores();
+      info->set_name(name);
+      info->set_kind(s.config.kind);
+      info->set_root(s.config.root);
+      info->set_read_only(s.config.read_only);
+    }
+    resp->set_max_unary_result_bytes(config_.max_unary_result_bytes);
+    resp->set_max_request_bytes(config_.max_request_bytes);
+    resp->set_stream_piece_bytes(config_.stream_piece_bytes);
+    resp->set_default_prototype(config_.default_prototype == PrototypeKind::kDevice
+                                    ? pb::PROTOTYPE_DEVICE
+                                    : pb::PROTOTYPE_HOST);
+    return OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
+                                                   const pb::CreateNodeRequest* req,
+                                                   pb::NodeInfo* resp) {
+  return RunUnary("CreateNode", NodeName(req->store(), req->path()), [this, req, resp](
+                                                                         const std::atomic<bool>&)
+                                                                         -> Status {
+    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+    ZARRD_ASSIGN_OR_RETURN(json doc, ParseJsonField(req->metadata_json(), "metadata_json",
+                                                    req->kind() == pb::NODE_KIND_GROUP));
+    ZARRD_ASSIGN_OR_RETURN(json attrs,
+                           ParseJsonField(req->attributes_json(), "attributes_json", true));
+    if (req->kind() == pb::NODE_KIND_GROUP) {
+      GroupMetadata g;
+      if (doc.is_object() && doc.value("zarr_format", 3) == 2) {
+        g.format = ZarrFormat::kV2;
+      } else if (!doc.is_null()) {
+        ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
+      }
+      if (attrs.is_object()) g.attributes = attrs;
+      ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
+      FillGroupInfo(req->store(), req->path(), g, resp);
+      return OkStatus();
+    }
+    if (req->kind() != pb::NODE_KIND_ARRAY) return InvalidArgument("kind: ARRAY or GROUP");
+    auto m = doc.is_object() && doc.value("zarr_format", 0) == 2 ? ParseV2ArrayMetadata(doc, attrs)
+                                                                 : ParseV3ArrayMetadata(doc);
+    if (!m.ok()) return m.status().WithContext("metadata_json");
+    if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
+    Forget(req->store(), req->path());
+    ZARRD_ASSIGN_OR_RETURN(auto array, Array::Create(s->store, req->path(), *m, req->overwrite()));
+    FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
+    return OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
+                                                const pb::NodeRequest* req, pb::NodeInfo* resp) {
+  return RunUnary("GetNode", NodeName(req->store(), req->path()),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
+                    auto array = OpenArray(req->store(), req->path());
+                    if (array.ok()) {
+                      FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
+                      return OkStatus();
+                    }
+                    if (array.status().code() != StatusCode::kFailedPrecondition &&
+                        array.status().code() != StatusCode::kNotFound) {
+                      return array.status();
+                    }
+                    auto group = OpenGroup(*s->store, req->path());
+                    if (!group.ok()) {
+                      return group.status().code() == StatusCode::kNotFound
+                                 ? NotFound("no array or group at " +
+                                            NodeName(req->store(), req->path()))
+                                 : group.status();
+                    }
+                    FillGroupInfo(req->store(), req->path(), *group, resp);
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
+                                                  const pb::NodeRequest* req,
+                                                  pb::ListNodesResponse* resp) {
+  return RunUnary("ListNodes", NodeName(req->store(), req->path()),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
+                    ZARRD_ASSIGN_OR_RETURN(auto children, ListChildren(*s->store, req->path()));
+                    for (const auto& c : children) {
+                      auto* e = resp->add_nodes();
+                      e->set_name(c.name);
+                      e->set_kind(c.kind == NodeEntry::Kind::kArray ? pb::NODE_KIND_ARRAY
+                                                                    : pb::NODE_KIND_GROUP);
+                      e->set_zarr_format(static_cast<int>(c.format));
+                    }
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
+                                                   const pb::NodeRequest* req,
+                                                   pb::DeleteNodeResponse* resp) {
+  return RunUnary("DeleteNode", NodeName(req->store(), req->path()),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+                    if (!req->path().empty()) ZARRD_RETURN_IF_ERROR(ValidateKey(req->path()));
+                    const std::string prefix = req->path().empty() ? "" : req->path() + "/";
+                    ZARRD_ASSIGN_OR_RETURN(auto keys, s->store->List(prefix));
+                    if (keys.empty()) {
+                      return NotFound("no node at " + NodeName(req->store(), req->path()));
+                    }
+                    Forget(req->store(), req->path());
+                    for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(s->store->Delete(key));
+                    resp->set_keys_deleted(keys.size());
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContext*,
+                                                      const pb::SetAttributesRequest* req,
+                                                      pb::NodeInfo* resp) {
+  return RunUnary("SetAttributes", NodeName(req->store(), req->path()),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+                    ZARRD_ASSIGN_OR_RETURN(json attrs, ParseJsonField(req->attributes_json(),
+                                                                      "attributes_json", false));
+                    auto array = OpenArray(req->store(), req->path());
+                    if (array.ok()) {
+                      ZARRD_RETURN_IF_ERROR((*array)->SetAttributes(attrs));
+                      FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
+                      return OkStatus();
+                    }
+                    ZARRD_RETURN_IF_ERROR(SetGroupAttributes(*s->store, req->path(), attrs));
+                    ZARRD_ASSIGN_OR_RETURN(auto g, OpenGroup(*s->store, req->path()));
+                    FillGroupInfo(req->store(), req->path(), g, resp);
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::Resize(grpc::CallbackServerContext*,
+                                               const pb::ResizeRequest* req, pb::NodeInfo* resp) {
+  return RunUnary("Resize", NodeName(req->store(), req->path()),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
+                    ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
+                    std::vector<int64_t> shape(req->shape().begin(), req->shape().end());
+                    ZARRD_RETURN_IF_ERROR(array->Resize(shape));
+                    FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
+                                                const pb::GetItemRequest* req,
+                                                pb::GetItemResponse* resp) {
+  return RunUnary(
+      "GetItem", NodeName(req->store(), req->path()),
+      [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+        ZARRD_RETURN_IF_ERROR(CheckPrototype(*req));
+        ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
+        auto m = array->metadata();
+        auto sel = ResolveSelection(FromProto(req->selection()), m->shape);
+        if (!sel.ok()) return sel.status().WithContext("array '" + req->path() + "'");
+        Describe(*m, *sel, resp->mutable_array());
+        const uint64_t nbytes = resp->array().nbytes();
+        if (nbytes > config_.max_result_bytes) {
+          return ResourceExhausted("result of " + std::to_string(nbytes) +
+                                   " bytes exceeds max_result_bytes " +
+                                   std::to_string(config_.max_result_bytes));
+        }
+        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
+        if (req->has_host_region()) {
+          ZARRD_ASSIGN_OR_RETURN(auto region, host_regions_.Find(req->host_region().region_id()));
+          if (req->host_region().nbytes() != nbytes) {
+            return InvalidArgument("host_region.nbytes is " +
+                                   std::to_string(req->host_region().nbytes()) +
+                                   ", the result has " + std::to_string(nbytes));
+          }
+          ZARRD_ASSIGN_OR_RETURN(auto view, region->Slice(req->host_region().offset(), nbytes));
+          return array->ReadResolved(*sel, view.data(), view.size(), io);
+        }
+        if (nbytes > config_.max_unary_result_bytes) {
+          return ResourceExhausted("result of " + std::to_string(nbytes) +
+                                   " bytes exceeds the unary limit of " +
+                                   std::to_string(config_.max_unary_result_bytes) +
+                                   ": use GetItemStream or a host region");
+        }
+        std::string* data = resp->mutable_data();
+        data->resize(nbytes);
+        return array->ReadResolved(*sel, data->data(), data->size(), io);
+      });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
+                                                const pb::SetItemRequest* req,
+                                                pb::SetItemResponse* resp) {
+  return RunUnary(
+      "SetItem", NodeName(req->store(), req->path()),
+      [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+        ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
+        ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
+        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
+        const Selection sel = FromProto(req->selection());
+        if (req->has_host_region()) {
+          ZARRD_ASSIGN_OR_RETURN(auto region, host_regions_.Find(req->host_region().region_id()));
+          ZARRD_ASSIGN_OR_RETURN(
+              auto view, region->Slice(req->host_region().offset(), req->host_region().nbytes()));
+          ZARRD_RETURN_IF_ERROR(array->Write(sel, view.data(), view.size(), io));
+          resp->set_nbytes_written(view.size());
+          return OkStatus();
+        }
+        if (req->offset() != 0) return InvalidArgument("offset: only SetItemStream takes pieces");
+        ZARRD_RETURN_IF_ERROR(array->Write(sel, req->data().data(), req->data().size(), io));
+        resp->set_nbytes_written(req->data().size());
+        return OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(
+    grpc::CallbackServerContext*, const pb::RegisterHostRegionRequest* req,
+    pb::RegisterHostRegionResponse* resp) {
+  return RunUnary("RegisterHostRegion", req->shm_name(),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(auto region,
+                                           host_regions_.Register(req->shm_name(), req->nbytes()));
+                    resp->set_region_id(region->id());
+                    resp->set_nbytes(region->size());
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::UnregisterHostRegion(
+    grpc::CallbackServerContext*, const pb::UnregisterHostRegionRequest* req,
+    pb::UnregisterHostRegionResponse*) {
+  return RunUnary("UnregisterHostRegion", req->region_id(),
+                  [this, req](const std::atomic<bool>&) {
+                    return host_regions_.Unregister(req->region_id());
+                  });
+}
+
+}  // namespace zarrd::server

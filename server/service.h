@@ -1,0 +1,105 @@
+// The Zarrd gRPC service over the engine, on gRPC's callback API. Blocking engine work runs on
+// the service's executor, never on gRPC's own threads.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/array.h"
+#include "common/store.h"
+#include "common/thread_pool.h"
+#include "server/config.h"
+#include "server/host_regions.h"
+#include "zarrd/v1/zarrd.grpc.pb.h"
+
+namespace zarrd::server {
+
+namespace pb = ::zarrd::v1;
+
+struct NamedStore {
+  StoreConfig config;
+  std::shared_ptr<Store> store;
+};
+
+grpc::Status ToGrpc(const Status& status);
+
+class ZarrdService final : public pb::Zarrd::CallbackService {
+ public:
+  ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch);
+  ~ZarrdService() override;
+
+  // From now on new requests are answered UNAVAILABLE; those in flight go on.
+  void StartDraining() { draining_ = true; }
+  size_t in_flight() const { return in_flight_; }
+
+  grpc::ServerUnaryReactor* ServerInfo(grpc::CallbackServerContext* ctx,
+                                       const pb::ServerInfoRequest* req,
+                                       pb::ServerInfoResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateNode(grpc::CallbackServerContext* ctx,
+                                       const pb::CreateNodeRequest* req,
+                                       pb::NodeInfo* resp) override;
+  grpc::ServerUnaryReactor* GetNode(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
+                                    pb::NodeInfo* resp) override;
+  grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
+                                      pb::ListNodesResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteNode(grpc::CallbackServerContext* ctx,
+                                       const pb::NodeRequest* req,
+                                       pb::DeleteNodeResponse* resp) override;
+  grpc::ServerUnaryReactor* SetAttributes(grpc::CallbackServerContext* ctx,
+                                          const pb::SetAttributesRequest* req,
+                                          pb::NodeInfo* resp) override;
+  grpc::ServerUnaryReactor* Resize(grpc::CallbackServerContext* ctx, const pb::ResizeRequest* req,
+                                   pb::NodeInfo* resp) override;
+  grpc::ServerUnaryReactor* GetItem(grpc::CallbackServerContext* ctx,
+                                    const pb::GetItemRequest* req,
+                                    pb::GetItemResponse* resp) override;
+  grpc::ServerWriteReactor<pb::GetItemResponse>* GetItemStream(
+      grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req) override;
+  grpc::ServerUnaryReactor* SetItem(grpc::CallbackServerContext* ctx,
+                                    const pb::SetItemRequest* req,
+                                    pb::SetItemResponse* resp) override;
+  grpc::ServerReadReactor<pb::SetItemRequest>* SetItemStream(grpc::CallbackServerContext* ctx,
+                                                             pb::SetItemResponse* resp) override;
+  grpc::ServerUnaryReactor* RegisterHostRegion(grpc::CallbackServerContext* ctx,
+                                               const pb::RegisterHostRegionRequest* req,
+                                               pb::RegisterHostRegionResponse* resp) override;
+  grpc::ServerUnaryReactor* UnregisterHostRegion(grpc::CallbackServerContext* ctx,
+                                                 const pb::UnregisterHostRegionRequest* req,
+                                                 pb::UnregisterHostRegionResponse* resp) override;
+
+  // Shared by the handlers (public for the stream reactors in service_stream.cc).
+  Result<std::shared_ptr<Array>> OpenArray(const std::string& store, const std::string& path);
+  Result<NamedStore*> FindStore(const std::string& name, bool for_write);
+  // Resolves the prototype and refuses what this build cannot serve yet.
+  Status CheckPrototype(const pb::GetItemRequest& req) const;
+  const ServerConfig& config() const { return config_; }
+  ThreadPool& executor() { return executor_; }
+  bool draining() const { return draining_; }
+  void BeginRequest() { ++in_flight_; }
+  void EndRequest() { --in_flight_; }
+  HostRegionRegistry& host_regions() { return host_regions_; }
+
+ private:
+  template <typename Work>
+  grpc::ServerUnaryReactor* RunUnary(const char* method, const std::string& what, Work work);
+  void Forget(const std::string& store, const std::string& path_prefix);
+
+  ServerConfig config_;
+  std::map<std::string, NamedStore> stores_;
+  uint64_t epoch_;
+  ThreadPool executor_;
+  HostRegionRegistry host_regions_;
+  std::atomic<bool> draining_{false};
+  std::atomic<size_t> in_flight_{0};
+  std::mutex arrays_mutex_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Array>> arrays_;
+};
+
+// Converts a wire selection to the engine's.
+Selection FromProto(const pb::Selection& selection);
+void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out);
+
+}  // namespace zarrd::server

@@ -1,0 +1,263 @@
+// The streaming RPCs: GetItemStream sends a result in pieces as bands of chunks finish decoding;
+// SetItemStream gathers pieces of an input and writes them once complete.
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+
+#include "server/service.h"
+
+namespace zarrd::server {
+
+namespace {
+
+// Splits the selection along its first result dimension into bands that each lie in one row of
+// chunks (merged until a band holds at least `target` bytes), so no chunk is decoded twice.
+std::vector<ResolvedSelection> Bands(const ResolvedSelection& sel,
+                                     const std::vector<int64_t>& chunk_shape, size_t elem_size,
+                                     uint64_t target) {
+  size_t d0 = 0;
+  while (d0 < sel.dims.size() && sel.dims[d0].dropped) ++d0;
+  if (d0 == sel.dims.size() || sel.dims[d0].count == 0) return {sel};
+  const DimSelection dim = sel.dims[d0];
+  const uint64_t row_bytes = static_cast<uint64_t>(sel.num_elements() / dim.count) * elem_size;
+  std::vector<ResolvedSelection> bands;
+  int64_t k0 = 0;
+  while (k0 < dim.count) {
+    int64_t k1 = k0;
+    while (k1 < dim.count) {
+      // Extend to the end of the chunk row that position k1 falls in.
+      const int64_t chunk = (dim.start + k1 * dim.step) / chunk_shape[d0];
+      int64_t end = k1 + 1;
+      while (end < dim.count && (dim.start + end * dim.step) / chunk_shape[d0] == chunk) ++end;
+      k1 = end;
+      if (static_cast<uint64_t>(k1 - k0) * row_bytes >= target) break;
+    }
+    ResolvedSelection band = sel;
+    band.dims[d0].start = dim.start + k0 * dim.step;
+    band.dims[d0].count = k1 - k0;
+    band.result_shape[0] = k1 - k0;
+    bands.push_back(std::move(band));
+    k0 = k1;
+  }
+  return bands;
+}
+
+class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse> {
+ public:
+  GetItemStreamReactor(ZarrdService* service, const pb::GetItemRequest* req)
+      : service_(service), req_(req) {
+    service_->BeginRequest();
+    service_->executor().Submit([this] { Produce(); });
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::unique_lock lock(mutex_);
+    writing_ = false;
+    queue_.pop_front();
+    if (!ok) Cancel();
+    space_.notify_all();
+    WriteNextLocked();
+  }
+  void OnCancel() override {
+    std::lock_guard lock(mutex_);
+    Cancel();
+    space_.notify_all();
+  }
+  void OnDone() override {
+    service_->EndRequest();
+    delete this;
+  }
+
+ private:
+  void Cancel() {
+    cancelled_ = true;
+    cancelled_flag_ = true;  // stops the engine's decoding
+  }
+
+  // One write in flight at a time; Finish only once nothing is in flight.
+  void WriteNextLocked() {
+    if (writing_) return;
+    if (!queue_.empty() && !cancelled_) {
+      writing_ = true;
+      StartWrite(&queue_.front());
+      return;
+    }
+    if (producer_done_ && !finished_ && (queue_.empty() || cancelled_)) {
+      finished_ = true;
+      spdlog::debug("GetItemStream {}:{} -> {}", req_->store(), req_->path(),
+                    StatusCodeName(final_.code()));
+      Finish(cancelled_ && final_.ok() ? grpc::Status::CANCELLED : ToGrpc(final_));
+    }
+  }
+
+  // Queues a message, waiting while two bands' worth of pieces are already queued.
+  bool Push(pb::GetItemResponse msg, size_t max_queued) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return cancelled_ || queue_.size() < max_queued; });
+    if (cancelled_) return false;
+    queue_.push_back(std::move(msg));
+    WriteNextLocked();
+    return true;
+  }
+
+  void Produce() {
+    Status s = ProduceAll();
+    std::lock_guard lock(mutex_);
+    producer_done_ = true;
+    final_ = s;
+    WriteNextLocked();
+  }
+
+  Status ProduceAll() {
+    if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
+    ZARRD_RETURN_IF_ERROR(service_->CheckPrototype(*req_));
+    if (req_->has_host_region()) {
+      return InvalidArgument("host_region: use GetItem, which writes the region in place");
+    }
+    ZARRD_ASSIGN_OR_RETURN(auto array, service_->OpenArray(req_->store(), req_->path()));
+    auto m = array->metadata();
+    auto sel = ResolveSelection(FromProto(req_->selection()), m->shape);
+    if (!sel.ok()) return sel.status().WithContext("array '" + req_->path() + "'");
+    pb::GetItemResponse first;
+    Describe(*m, *sel, first.mutable_array());
+    const uint64_t nbytes = first.array().nbytes();
+    const auto& config = service_->config();
+    if (nbytes > config.max_result_bytes) {
+      return ResourceExhausted("result of " + std::to_string(nbytes) +
+                               " bytes exceeds max_result_bytes");
+    }
+    const size_t piece = config.stream_piece_bytes;
+    const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
+    if (!Push(std::move(first), max_queued)) return Cancelled("client went away");
+    // The engine reads from the chunk grid of the array, or of the inner chunks when sharded.
+    std::vector<int64_t> grid = m->chunk_shape;
+    auto bands = Bands(*sel, grid, ItemSize(m->dtype), 4 * piece);
+    uint64_t offset = 0;
+    std::string buffer;
+    IoOptions io{.pool = nullptr, .cancelled = &cancelled_flag_};
+    for (const auto& band : bands) {
+      const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
+      buffer.resize(band_bytes);
+      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.data(), buffer.size(), io));
+      for (size_t at = 0; at < band_bytes; at += piece) {
+        pb::GetItemResponse msg;
+        msg.set_offset(offset + at);
+        msg.set_data(buffer.data() + at, std::min(piece, band_bytes - at));
+        if (!Push(std::move(msg), max_queued)) return Cancelled("client went away");
+      }
+      offset += band_bytes;
+    }
+    return OkStatus();
+  }
+
+  ZarrdService* service_;
+  const pb::GetItemRequest* req_;
+  std::mutex mutex_;
+  std::condition_variable space_;
+  std::deque<pb::GetItemResponse> queue_;
+  bool cancelled_ = false;
+  bool writing_ = false;
+  std::atomic<bool> cancelled_flag_{false};
+  bool producer_done_ = false;
+  bool finished_ = false;
+  Status final_;
+};
+
+class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> {
+ public:
+  SetItemStreamReactor(ZarrdService* service, pb::SetItemResponse* resp)
+      : service_(service), resp_(resp) {
+    service_->BeginRequest();
+    StartRead(&msg_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      service_->executor().Submit([this] {
+        Status s = status_.ok() ? Commit() : status_;
+        spdlog::debug("SetItemStream {}:{} -> {}", store_, path_, StatusCodeName(s.code()));
+        Finish(ToGrpc(s));
+      });
+      return;
+    }
+    if (status_.ok()) status_ = Accept();
+    StartRead(&msg_);
+  }
+  void OnCancel() override { cancelled_ = true; }
+  void OnDone() override {
+    service_->EndRequest();
+    delete this;
+  }
+
+ private:
+  Status Accept() {
+    if (!array_) {
+      if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
+      store_ = msg_.store();
+      path_ = msg_.path();
+      ZARRD_RETURN_IF_ERROR(service_->FindStore(store_, true));
+      ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
+      selection_ = FromProto(msg_.selection());
+      auto sel = ResolveSelection(selection_, array_->metadata()->shape);
+      if (!sel.ok()) return sel.status().WithContext("array '" + path_ + "'");
+      const uint64_t nbytes =
+          static_cast<uint64_t>(sel->num_elements()) * ItemSize(array_->metadata()->dtype);
+      if (nbytes > service_->config().max_request_bytes) {
+        return ResourceExhausted("input of " + std::to_string(nbytes) +
+                                 " bytes exceeds max_request_bytes " +
+                                 std::to_string(service_->config().max_request_bytes));
+      }
+      data_.resize(nbytes);
+    }
+    const uint64_t offset = msg_.offset();
+    const size_t n = msg_.data().size();
+    if (offset > data_.size() || n > data_.size() - offset) {
+      return InvalidArgument("piece [" + std::to_string(offset) + ", +" + std::to_string(n) +
+                             ") lies outside the selection's " + std::to_string(data_.size()) +
+                             " bytes");
+    }
+    std::memcpy(data_.data() + offset, msg_.data().data(), n);
+    received_ += n;
+    return OkStatus();
+  }
+
+  Status Commit() {
+    if (!array_) return InvalidArgument("SetItemStream: no message named the array");
+    if (received_ != data_.size()) {
+      return InvalidArgument("SetItemStream to array '" + path_ + "': received " +
+                             std::to_string(received_) + " bytes, the selection needs " +
+                             std::to_string(data_.size()) + "; nothing was written");
+    }
+    IoOptions io{.pool = nullptr, .cancelled = &cancelled_};
+    ZARRD_RETURN_IF_ERROR(array_->Write(selection_, data_.data(), data_.size(), io));
+    resp_->set_nbytes_written(data_.size());
+    return OkStatus();
+  }
+
+  ZarrdService* service_;
+  pb::SetItemResponse* resp_;
+  pb::SetItemRequest msg_;
+  Status status_;
+  std::string store_, path_;
+  std::shared_ptr<Array> array_;
+  Selection selection_;
+  std::vector<uint8_t> data_;
+  uint64_t received_ = 0;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::GetItemStream(
+    grpc::CallbackServerContext*, const pb::GetItemRequest* req) {
+  return new GetItemStreamReactor(this, req);
+}
+
+grpc::ServerReadReactor<pb::SetItemRequest>* ZarrdService::SetItemStream(
+    grpc::CallbackServerContext*, pb::SetItemResponse* resp) {
+  return new SetItemStreamReactor(this, resp);
+}
+
+}  // namespace zarrd::server

@@ -1,0 +1,79 @@
+"""Starts a real zarrd (fork + exec) on a Unix socket and a loopback TCP port."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+ZARRD = os.environ.get("ZARRD_BIN", "")
+ZARRCTL = os.environ.get("ZARRCTL_BIN", "")
+
+
+class Server:
+    def __init__(self, workdir, extra_config=None):
+        self.workdir = Path(workdir)
+        self.socket = self.workdir / "zarrd.sock"
+        config = {
+            "stores": [{"name": "local", "root": "data"},
+                       {"name": "mem", "kind": "memory"},
+                       {"name": "ro", "root": "data", "read_only": True}],
+            "listen": ["unix:zarrd.sock", "127.0.0.1:0"],
+            "log_level": "debug",
+            "shutdown_grace_seconds": 20,
+        }
+        config.update(extra_config or {})
+        (self.workdir / "zarrd.json").write_text(json.dumps(config))
+        self.log = open(self.workdir / "zarrd.log", "w+")
+        self.proc = subprocess.Popen([ZARRD, "--config", str(self.workdir / "zarrd.json")],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            text = Path(self.log.name).read_text()
+            if "ready" in text:
+                self.tcp = re.search(r"listening on (127\.0\.0\.1:\d+)", text).group(1)
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError("zarrd exited:\n" + text)
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("zarrd did not start:\n" + Path(self.log.name).read_text())
+        self.unix = f"unix:{self.socket}"
+
+    def log_text(self):
+        return Path(self.log.name).read_text()
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+
+@pytest.fixture
+def server(tmp_path):
+    if not ZARRD:
+        pytest.fail("ZARRD_BIN is not set (run through ctest)")
+    s = Server(tmp_path)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def stub(server):
+    from zarrd.v1 import zarrd_pb2_grpc
+    channel = grpc.insecure_channel(server.unix, options=[
+        ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+    yield zarrd_pb2_grpc.ZarrdStub(channel)
+    channel.close()
+
+
+def zarrctl(address, *args, check=True):
+    proc = subprocess.run([ZARRCTL, "--address", address, *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"zarrctl {args} exited {proc.returncode}: {proc.stderr}")
+    return proc

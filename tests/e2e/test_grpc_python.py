@@ -1,0 +1,160 @@
+"""The contract from another language: Debian's python3-grpcio with stubs from Debian's protoc,
+no C++ client involved."""
+import json
+import mmap
+import os
+
+import grpc
+import numpy as np
+import pytest
+from zarrd.v1 import zarrd_pb2 as pb
+
+V3 = {"zarr_format": 3, "node_type": "array", "shape": [300, 200], "data_type": "float32",
+      "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64, 64]}},
+      "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
+      "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                 {"name": "zstd", "configuration": {"level": 1}}]}
+
+
+def sel(*items):
+    out = pb.Selection()
+    for it in items:
+        if it is Ellipsis:
+            out.items.add(ellipsis=True)
+        elif isinstance(it, slice):
+            s = out.items.add().slice
+            if it.start is not None:
+                s.start = it.start
+            if it.stop is not None:
+                s.stop = it.stop
+            if it.step is not None:
+                s.step = it.step
+        else:
+            out.items.add(index=it)
+    return out
+
+
+def create(stub, store, path, meta=V3):
+    return stub.CreateNode(pb.CreateNodeRequest(store=store, path=path, kind=pb.NODE_KIND_ARRAY,
+                                                metadata_json=json.dumps(meta)))
+
+
+def test_roundtrip_selections_and_stream(stub):
+    info = stub.ServerInfo(pb.ServerInfoRequest())
+    assert info.epoch != 0 and {s.name for s in info.stores} == {"local", "mem", "ro"}
+    node = create(stub, "local", "g/a")
+    assert list(node.shape) == [300, 200] and node.data_type == "float32"
+    values = np.random.default_rng(1).standard_normal((300, 200)).astype("<f4")
+    stub.SetItem(pb.SetItemRequest(store="local", path="g/a", data=values.tobytes()))
+    for s, np_sel in [((), ...), ((5, slice(None, None, -3)), (5, slice(None, None, -3))),
+                      ((slice(290, 3, -7), Ellipsis), (slice(290, 3, -7), ...)),
+                      ((slice(-50, None), 17), (slice(-50, None), 17))]:
+        r = stub.GetItem(pb.GetItemRequest(store="local", path="g/a", selection=sel(*s)))
+        got = np.frombuffer(r.data, "<f4").reshape(r.array.shape)
+        np.testing.assert_array_equal(got, values[np_sel])
+    # The streamed form returns the same bytes, piece by piece with offsets.
+    buf = bytearray(values.nbytes)
+    first = None
+    for msg in stub.GetItemStream(pb.GetItemRequest(store="local", path="g/a")):
+        first = first or msg
+        buf[msg.offset:msg.offset + len(msg.data)] = msg.data
+    assert first.array.nbytes == values.nbytes
+    assert bytes(buf) == values.tobytes()
+
+
+def test_errors_have_the_design_codes(stub):
+    def code_of(call, req):
+        with pytest.raises(grpc.RpcError) as e:
+            call(req)
+        return e.value.code(), e.value.details()
+
+    create(stub, "local", "a")
+    assert code_of(stub.GetNode, pb.NodeRequest(store="local", path="nope"))[0] == grpc.StatusCode.NOT_FOUND
+    assert code_of(stub.GetNode, pb.NodeRequest(store="nostore", path="a"))[0] == grpc.StatusCode.NOT_FOUND
+    code, msg = code_of(stub.GetItem, pb.GetItemRequest(store="local", path="a", selection=sel(300)))
+    assert code == grpc.StatusCode.OUT_OF_RANGE and "out of bounds for axis 0" in msg
+    assert code_of(stub.GetItem, pb.GetItemRequest(store="local", path="a",
+                                                   selection=sel(slice(None, None, 0))))[0] == grpc.StatusCode.INVALID_ARGUMENT
+    code, msg = code_of(stub.SetItem, pb.SetItemRequest(store="local", path="a", data=b"123"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "input holds 3 bytes" in msg
+    assert code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="a", kind=pb.NODE_KIND_ARRAY,
+                                                         metadata_json=json.dumps(V3)))[0] == grpc.StatusCode.ALREADY_EXISTS
+    bad = dict(V3, data_type="string")
+    code, msg = code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="b", kind=pb.NODE_KIND_ARRAY,
+                                                              metadata_json=json.dumps(bad)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "data_type" in msg
+    assert code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="b", kind=pb.NODE_KIND_ARRAY,
+                                                         metadata_json="{not json"))[0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="../x", kind=pb.NODE_KIND_ARRAY,
+                                                         metadata_json=json.dumps(V3)))[0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert code_of(stub.SetItem, pb.SetItemRequest(store="ro", path="a", data=b""))[0] == grpc.StatusCode.PERMISSION_DENIED
+    code, msg = code_of(stub.GetItem, pb.GetItemRequest(store="local", path="a", prototype=pb.PROTOTYPE_DEVICE))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "no CUDA device" in msg
+    # Nothing was written by the refused requests.
+    assert [n.name for n in stub.ListNodes(pb.NodeRequest(store="local")).nodes] == ["a"]
+
+
+def test_health_and_reflection_are_served(stub, server):
+    channel = grpc.insecure_channel(server.unix)
+    check = channel.unary_unary("/grpc.health.v1.Health/Check",
+                                request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    assert check(b"") == b"\x08\x01"  # HealthCheckResponse{status: SERVING}
+    # ServerReflectionRequest{list_services: ""} over the v1alpha reflection stream.
+    info = channel.stream_stream("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    reply = next(info(iter([b"\x3a\x00"])))
+    assert b"zarrd.v1.Zarrd" in reply
+
+
+def make_shm(name, size):
+    path = f"/dev/shm{name}"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    os.ftruncate(fd, size)
+    return fd, mmap.mmap(fd, size)
+
+
+def test_shared_memory_transport(stub):
+    create(stub, "local", "s")
+    values = np.arange(300 * 200, dtype="<f4").reshape(300, 200)
+    stub.SetItem(pb.SetItemRequest(store="local", path="s", data=values.tobytes()))
+    name = f"/zarrd-test-{os.getpid()}"
+    fd, mem = make_shm(name, values.nbytes + 4096)
+    try:
+        region = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
+        want = values[7:250:3, ::-2]
+        stub.GetItem(pb.GetItemRequest(store="local", path="s", selection=sel(slice(7, 250, 3), slice(None, None, -2)),
+                                       host_region=pb.HostRegionTarget(region_id=region.region_id, offset=4096,
+                                                                       nbytes=want.nbytes)))
+        got = np.frombuffer(mem, "<f4", count=want.size, offset=4096).reshape(want.shape).copy()
+        np.testing.assert_array_equal(got, want)
+        # Equal to the bytes transport.
+        r = stub.GetItem(pb.GetItemRequest(store="local", path="s", selection=sel(slice(7, 250, 3), slice(None, None, -2))))
+        assert r.data == got.tobytes()
+        # SetItem from the region.
+        mem[0:800] = (np.ones(200, "<f4") * -5).tobytes()
+        stub.SetItem(pb.SetItemRequest(store="local", path="s", selection=sel(0),
+                                       host_region=pb.HostRegionTarget(region_id=region.region_id, offset=0, nbytes=800)))
+        row = stub.GetItem(pb.GetItemRequest(store="local", path="s", selection=sel(0)))
+        assert np.all(np.frombuffer(row.data, "<f4") == -5)
+        # Too small, unregistered, and foreign regions are refused.
+        with pytest.raises(grpc.RpcError) as e:
+            stub.GetItem(pb.GetItemRequest(store="local", path="s", host_region=pb.HostRegionTarget(
+                region_id=region.region_id, offset=8192, nbytes=values.nbytes)))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "too small" in e.value.details()
+        stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=region.region_id))
+        with pytest.raises(grpc.RpcError) as e:
+            stub.GetItem(pb.GetItemRequest(store="local", path="s", host_region=pb.HostRegionTarget(
+                region_id=region.region_id, offset=0, nbytes=values.nbytes)))
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        if os.geteuid() == 0:
+            os.fchown(fd, 65534, 65534)
+            with pytest.raises(grpc.RpcError) as e:
+                stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
+            assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED and "belongs to uid 65534" in e.value.details()
+        with pytest.raises(grpc.RpcError) as e:
+            stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name="/../etc/passwd"))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        mem.close()
+        os.close(fd)
+        os.unlink(f"/dev/shm{name}")
