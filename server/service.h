@@ -63,6 +63,8 @@ class ZarrdService final : public pb::Zarrd::CallbackService {
                                     pb::SetItemResponse* resp) override;
   grpc::ServerReadReactor<pb::SetItemRequest>* SetItemStream(grpc::CallbackServerContext* ctx,
                                                              pb::SetItemResponse* resp) override;
+  grpc::ServerWriteReactor<pb::GetItemResponse>* StreamBytes(
+      grpc::CallbackServerContext* ctx, const pb::StreamBytesRequest* req) override;
   grpc::ServerUnaryReactor* RegisterHostRegion(grpc::CallbackServerContext* ctx,
                                                const pb::RegisterHostRegionRequest* req,
                                                pb::RegisterHostRegionResponse* resp) override;

@@ -248,7 +248,55 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   std::atomic<bool> cancelled_{false};
 };
 
+// Writes the same prepared piece until `nbytes` are sent: the transport alone.
+class StreamBytesReactor : public grpc::ServerWriteReactor<pb::GetItemResponse> {
+ public:
+  StreamBytesReactor(ZarrdService* service, uint64_t nbytes, uint32_t piece)
+      : service_(service), remaining_(nbytes), piece_(piece) {
+    service_->BeginRequest();
+    msg_.mutable_data()->assign(std::min<uint64_t>(piece_, remaining_), '\0');
+    Next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::CANCELLED);
+      return;
+    }
+    Next();
+  }
+  void OnDone() override {
+    service_->EndRequest();
+    delete this;
+  }
+
+ private:
+  void Next() {
+    if (remaining_ == 0) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    const uint64_t n = std::min<uint64_t>(piece_, remaining_);
+    if (n != msg_.data().size()) msg_.mutable_data()->resize(n);
+    msg_.set_offset(sent_);
+    sent_ += n;
+    remaining_ -= n;
+    StartWrite(&msg_);
+  }
+
+  ZarrdService* service_;
+  uint64_t remaining_, sent_ = 0;
+  uint32_t piece_;
+  pb::GetItemResponse msg_;
+};
+
 }  // namespace
+
+grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::StreamBytes(
+    grpc::CallbackServerContext*, const pb::StreamBytesRequest* req) {
+  const uint32_t piece = req->piece_bytes() ? std::min<uint32_t>(req->piece_bytes(), 64u << 20)
+                                            : config().stream_piece_bytes;
+  return new StreamBytesReactor(this, req->nbytes(), piece);
+}
 
 grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::GetItemStream(
     grpc::CallbackServerContext*, const pb::GetItemRequest* req) {
