@@ -1,7 +1,7 @@
 // serve_read: the 1 GiB reference array read from another process through zarrd, beside the
 // engine's in-process rate and a bare gRPC byte stream of the same size on the same socket.
 //
-//   serve_read [--dir DIR] [--zarrd PATH] [--piece BYTES] [--repeat R]
+//   serve_read [--dir DIR] [--zarrd PATH] [--piece BYTES] [--repeat R] [--stream-threads N]
 //
 // Starts its own zarrd (fork + exec) on a Unix socket serving DIR. Prints, per transport, GB/s
 // and the ratio to its target, and p50/p99 of a 4 KiB uncompressed read beside an empty call.
@@ -31,6 +31,7 @@ struct Args {
   std::string zarrd;
   uint32_t piece = 4 << 20;
   int repeat = 3;
+  int stream_threads = 0;
 };
 
 double Best(int repeat, const std::function<Status()>& f) {
@@ -68,6 +69,7 @@ int Main(int argc, char** argv) {
     if (k == "--zarrd") args.zarrd = argv[i + 1];
     if (k == "--piece") args.piece = static_cast<uint32_t>(std::stoul(argv[i + 1]));
     if (k == "--repeat") args.repeat = std::stoi(argv[i + 1]);
+    if (k == "--stream-threads") args.stream_threads = std::stoi(argv[i + 1]);
   }
   if (args.zarrd.empty()) {
     auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
@@ -87,7 +89,9 @@ int Main(int argc, char** argv) {
   std::vector<uint8_t> out(total);
   std::memset(out.data(), 0, out.size());
   const double engine =
-      total / Best(args.repeat, [&] { return (*array)->Read({}, out.data(), total, {.pool = &pool}); }) / 1e9;
+      total /
+      Best(args.repeat, [&] { return (*array)->Read({}, out.data(), total, {.pool = &pool}); }) /
+      1e9;
 
   // A small uncompressed array whose 32 x 32 float32 chunks are 4 KiB.
   {
@@ -108,11 +112,12 @@ int Main(int argc, char** argv) {
       {"stores", {{{"name", "bench"}, {"root", std::filesystem::absolute(args.dir).string()}}}},
       {"listen", {"unix:" + socket}},
       {"stream_piece_bytes", args.piece},
-      {"log_level", "warn"}}
-                               .dump();
+      {"stream_decode_threads", args.stream_threads},
+      {"log_level", "warn"}}.dump();
   pid_t pid;
   const char* zargv[] = {args.zarrd.c_str(), "--config", config.c_str(), nullptr};
-  if (posix_spawn(&pid, args.zarrd.c_str(), nullptr, nullptr, const_cast<char**>(zargv), environ) != 0) {
+  if (posix_spawn(&pid, args.zarrd.c_str(), nullptr, nullptr, const_cast<char**>(zargv), environ) !=
+      0) {
     std::fprintf(stderr, "cannot start %s\n", args.zarrd.c_str());
     return 1;
   }
@@ -141,35 +146,45 @@ int Main(int argc, char** argv) {
     }
     return OkStatus();
   };
-  std::printf("serve_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); "
-              "zarrd on %s, %zu cores, pieces of %u bytes\n",
-              address.c_str(), hw, args.piece);
+  std::printf(
+      "serve_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); "
+      "zarrd on %s, %zu cores, pieces of %u bytes, stream decode threads %d (0: cores/4)\n",
+      address.c_str(), hw, args.piece, args.stream_threads);
   std::printf("engine in-process full read:        %6.2f GB/s\n", engine);
   double bare_best = 0, bytes_best = 0;
   int bare_streams = 0, bytes_streams = 0;
   for (int streams : {1, 2, 4, 8}) {
-    const double bare = total / Best(args.repeat, [&] {
-      return parallel(streams, [&](int t, int64_t a, int64_t b) -> Status {
-        grpc::ClientContext ctx;
-        pb::StreamBytesRequest req;
-        req.set_nbytes(static_cast<uint64_t>(b - a) * 16384 * 4);
-        req.set_piece_bytes(args.piece);
-        auto reader = clients[t]->stub().StreamBytes(&ctx, req);
-        pb::GetItemResponse msg;
-        while (reader->Read(&msg)) {
-          std::memcpy(out.data() + a * 16384 * 4 + msg.offset(), msg.data().data(), msg.data().size());
-        }
-        return client::FromGrpc(reader->Finish());
-      });
-    }) / 1e9;
-    const double bytes = total / Best(args.repeat, [&] {
-      return parallel(streams, [&](int t, int64_t a, int64_t b) {
-        return clients[t]->Get("bench", "r1", Rows(a, b), out.data() + a * 16384 * 4,
-                               static_cast<size_t>(b - a) * 16384 * 4);
-      });
-    }) / 1e9;
-    std::printf("%d stream(s): bare gRPC byte stream %6.2f GB/s, zarrd bytes transport %6.2f GB/s\n",
-                streams, bare, bytes);
+    const double bare = total /
+                        Best(args.repeat,
+                             [&] {
+                               return parallel(streams, [&](int t, int64_t a, int64_t b) -> Status {
+                                 grpc::ClientContext ctx;
+                                 pb::StreamBytesRequest req;
+                                 req.set_nbytes(static_cast<uint64_t>(b - a) * 16384 * 4);
+                                 req.set_piece_bytes(args.piece);
+                                 auto reader = clients[t]->stub().StreamBytes(&ctx, req);
+                                 pb::GetItemResponse msg;
+                                 while (reader->Read(&msg)) {
+                                   std::memcpy(out.data() + a * 16384 * 4 + msg.offset(),
+                                               msg.data().data(), msg.data().size());
+                                 }
+                                 return client::FromGrpc(reader->Finish());
+                               });
+                             }) /
+                        1e9;
+    const double bytes =
+        total /
+        Best(args.repeat,
+             [&] {
+               return parallel(streams, [&](int t, int64_t a, int64_t b) {
+                 return clients[t]->Get("bench", "r1", Rows(a, b), out.data() + a * 16384 * 4,
+                                        static_cast<size_t>(b - a) * 16384 * 4);
+               });
+             }) /
+        1e9;
+    std::printf(
+        "%d stream(s): bare gRPC byte stream %6.2f GB/s, zarrd bytes transport %6.2f GB/s\n",
+        streams, bare, bytes);
     if (bare > bare_best) bare_best = bare, bare_streams = streams;
     if (bytes > bytes_best) bytes_best = bytes, bytes_streams = streams;
   }
@@ -180,9 +195,12 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::memset((*region)->data(), 0, total);
-  const double shm = total / Best(args.repeat, [&] {
-    return clients[0]->GetInto("bench", "r1", pb::Selection(), **region, 0, total);
-  }) / 1e9;
+  const double shm =
+      total /
+      Best(
+          args.repeat,
+          [&] { return clients[0]->GetInto("bench", "r1", pb::Selection(), **region, 0, total); }) /
+      1e9;
   const bool same = std::memcmp((*region)->data(), out.data(), total) == 0;
 
   std::vector<double> chunk_us, empty_us;
@@ -218,15 +236,19 @@ int Main(int argc, char** argv) {
   std::filesystem::remove(config);
 
   const double limit = std::min(engine, bare_best);
-  std::printf("best bare gRPC byte stream:         %6.2f GB/s (%d streams)\n", bare_best, bare_streams);
-  std::printf("zarrd bytes transport:              %6.2f GB/s (%d streams) = %5.1f %% of "
-              "min(engine, bare) (target >= 85 %%)\n",
-              bytes_best, bytes_streams, 100 * bytes_best / limit);
-  std::printf("zarrd shared-memory transport:      %6.2f GB/s = %5.1f %% of engine (target >= 90 %%)%s\n",
-              shm, 100 * shm / engine, same ? "" : "  VALUES DIFFER");
-  std::printf("4 KiB read p50/p99: %.0f / %.0f us; empty call p50/p99: %.0f / %.0f us; "
-              "p50 ratio %.2f (target <= 2)\n",
-              c50, c99, e50, e99, c50 / e50);
+  std::printf("best bare gRPC byte stream:         %6.2f GB/s (%d streams)\n", bare_best,
+              bare_streams);
+  std::printf(
+      "zarrd bytes transport:              %6.2f GB/s (%d streams) = %5.1f %% of "
+      "min(engine, bare) (target >= 85 %%)\n",
+      bytes_best, bytes_streams, 100 * bytes_best / limit);
+  std::printf(
+      "zarrd shared-memory transport:      %6.2f GB/s = %5.1f %% of engine (target >= 90 %%)%s\n",
+      shm, 100 * shm / engine, same ? "" : "  VALUES DIFFER");
+  std::printf(
+      "4 KiB read p50/p99: %.0f / %.0f us; empty call p50/p99: %.0f / %.0f us; "
+      "p50 ratio %.2f (target <= 2)\n",
+      c50, c99, e50, e99, c50 / e50);
   std::printf("zarrd exited with %d\n", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
   return same ? 0 : 1;
 }

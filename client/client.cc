@@ -27,8 +27,12 @@ Result<pb::Selection> SelectionFromText(const std::string& text) {
   for (const auto& item : sel) {
     auto* p = out.add_items();
     switch (item.kind) {
-      case SelectionItem::Kind::kIndex: p->set_index(item.index); break;
-      case SelectionItem::Kind::kEllipsis: p->set_ellipsis(true); break;
+      case SelectionItem::Kind::kIndex:
+        p->set_index(item.index);
+        break;
+      case SelectionItem::Kind::kEllipsis:
+        p->set_ellipsis(true);
+        break;
       case SelectionItem::Kind::kSlice: {
         auto* s = p->mutable_slice();
         if (item.start) s->set_start(*item.start);
@@ -74,8 +78,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address, doub
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  client->channel_ =
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  client->channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   auto deadline = std::chrono::system_clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   if (!client->channel_->WaitForConnected(deadline)) {
@@ -300,6 +303,7 @@ Result<std::unique_ptr<HostRegion>> Client::CreateHostRegion(size_t size) {
   pb::RegisterHostRegionRequest req;
   req.set_shm_name(region->shm_name_);
   req.set_nbytes(size);
+  req.set_client_pid(::getpid());
   pb::RegisterHostRegionResponse resp;
   ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->RegisterHostRegion(&ctx, req, &resp)));
   region->id_ = resp.region_id();

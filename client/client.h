@@ -51,8 +51,7 @@ class HostRegion {
 class Client {
  public:
   // "unix:/path/zarrd.sock" or "host:port"; waits up to `timeout_s` for the server.
-  static Result<std::unique_ptr<Client>> Connect(const std::string& address,
-                                                 double timeout_s = 10);
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address, double timeout_s = 10);
 
   const pb::ServerInfoResponse& server_info() const { return info_; }
   Result<pb::ServerInfoResponse> RefreshServerInfo();
@@ -82,12 +81,11 @@ class Client {
 
   // Creates, maps and registers a shared-memory region of `size` bytes.
   Result<std::unique_ptr<HostRegion>> CreateHostRegion(size_t size);
-  Status GetInto(const std::string& store, const std::string& path,
-                 const pb::Selection& selection, const HostRegion& region, uint64_t offset,
-                 uint64_t nbytes, pb::ArrayDescriptor* descriptor = nullptr);
-  Status SetFrom(const std::string& store, const std::string& path,
-                 const pb::Selection& selection, const HostRegion& region, uint64_t offset,
-                 uint64_t nbytes);
+  Status GetInto(const std::string& store, const std::string& path, const pb::Selection& selection,
+                 const HostRegion& region, uint64_t offset, uint64_t nbytes,
+                 pb::ArrayDescriptor* descriptor = nullptr);
+  Status SetFrom(const std::string& store, const std::string& path, const pb::Selection& selection,
+                 const HostRegion& region, uint64_t offset, uint64_t nbytes);
 
   pb::Zarrd::Stub& stub() { return *stub_; }
 

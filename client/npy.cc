@@ -36,7 +36,8 @@ Result<NpyFile> ReadNpy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound("cannot read " + path);
   std::vector<uint8_t> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (raw.size() < 10 || raw[0] != 0x93 || std::string(raw.begin() + 1, raw.begin() + 6) != "NUMPY") {
+  if (raw.size() < 10 || raw[0] != 0x93 ||
+      std::string(raw.begin() + 1, raw.begin() + 6) != "NUMPY") {
     return InvalidArgument(path + ": not a .npy file");
   }
   size_t len = 0, offset = 0;
@@ -75,7 +76,8 @@ Result<NpyFile> ReadNpy(const std::string& path) {
                            " data bytes, its shape needs " + std::to_string(count * es));
   }
   npy.data.assign(raw.begin() + offset + len, raw.end());
-  if (dt.endian == Endian::kBig) ByteSwap(npy.data.data(), count * (es / SwapUnit(dt.dtype)), SwapUnit(dt.dtype));
+  if (dt.endian == Endian::kBig)
+    ByteSwap(npy.data.data(), count * (es / SwapUnit(dt.dtype)), SwapUnit(dt.dtype));
   npy.descr = V2Typestr(dt.dtype, Endian::kLittle);
   if (npy.fortran_order && npy.shape.size() > 1) {
     std::vector<uint8_t> c(npy.data.size());

@@ -91,10 +91,17 @@ json BuildMetadata(const Args& a) {
   if (format == 2) {
     json compressor = nullptr;
     if (codec == "zstd") compressor = {{"id", "zstd"}, {"level", 3}};
-    if (codec == "blosc") compressor = {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}};
+    if (codec == "blosc")
+      compressor = {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}};
     if (codec == "gzip") compressor = {{"id", "gzip"}, {"level", 5}};
-    return {{"zarr_format", 2}, {"shape", shape}, {"chunks", chunks}, {"dtype", Typestr(dtype)},
-            {"compressor", compressor}, {"fill_value", fill}, {"order", "C"}, {"filters", nullptr}};
+    return {{"zarr_format", 2},
+            {"shape", shape},
+            {"chunks", chunks},
+            {"dtype", Typestr(dtype)},
+            {"compressor", compressor},
+            {"fill_value", fill},
+            {"order", "C"},
+            {"filters", nullptr}};
   }
   json codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
   if (codec == "zstd") codecs.push_back({{"name", "zstd"}, {"configuration", {{"level", 3}}}});
@@ -102,7 +109,9 @@ json BuildMetadata(const Args& a) {
   if (codec == "blosc") {
     codecs.push_back({{"name", "blosc"},
                       {"configuration",
-                       {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", "shuffle"},
+                       {{"cname", "lz4"},
+                        {"clevel", 5},
+                        {"shuffle", "shuffle"},
                         {"typesize", Typestr(dtype).back() - '0'}}}});
   }
   return {{"zarr_format", 3},
@@ -131,9 +140,9 @@ int Copy(zarrd::client::Client& c, const Args& a) {
   auto src = c.GetNode(src_store, src_path);
   if (!src.ok()) return Fail(src.status());
   if (!src->is_array) return Fail(zarrd::InvalidArgument(a.positional[1] + " is not an array"));
-  auto dst = c.CreateArray(dst_store, dst_path, src->metadata,
-                           src->zarr_format == 2 ? src->attributes : json(nullptr),
-                           a.has("--overwrite"));
+  auto dst =
+      c.CreateArray(dst_store, dst_path, src->metadata,
+                    src->zarr_format == 2 ? src->attributes : json(nullptr), a.has("--overwrite"));
   if (!dst.ok()) return Fail(dst.status());
   // Copy in bands of whole chunk rows along the first dimension.
   const uint64_t total = src->num_bytes();
@@ -162,8 +171,8 @@ int Copy(zarrd::client::Client& c, const Args& a) {
     done += buf.size();
     Progress(done, total);
   }
-  std::cout << "copied " << total << " bytes from " << a.positional[1] << " to "
-            << a.positional[2] << "\n";
+  std::cout << "copied " << total << " bytes from " << a.positional[1] << " to " << a.positional[2]
+            << "\n";
   return 0;
 }
 
@@ -186,7 +195,7 @@ int Run(int argc, char** argv) {
   if (a.positional.empty()) return Usage("no command");
   const std::string cmd = a.positional[0];
   static const std::map<std::string, std::pair<size_t, size_t>> kArity = {
-      {"info", {1, 2}}, {"ls", {2, 2}},  {"create", {2, 2}}, {"mkgroup", {2, 2}}, {"get", {2, 3}},
+      {"info", {1, 2}}, {"ls", {2, 2}},   {"create", {2, 2}}, {"mkgroup", {2, 2}}, {"get", {2, 3}},
       {"put", {2, 3}},  {"copy", {3, 3}}, {"rm", {2, 2}},     {"attrs", {2, 2}}};
   auto arity = kArity.find(cmd);
   if (arity == kArity.end()) return Usage("unknown command \"" + cmd + "\"");
@@ -209,7 +218,8 @@ int Run(int argc, char** argv) {
       std::cout << "store " << s.name() << ": " << s.kind() << " " << s.root()
                 << (s.read_only() ? " (read-only)" : "") << "\n";
     }
-    for (const auto& d : info.devices()) std::cout << "device " << d.uuid() << " " << d.name() << "\n";
+    for (const auto& d : info.devices())
+      std::cout << "device " << d.uuid() << " " << d.name() << "\n";
     return 0;
   }
   auto [store, path] = SplitNode(a.positional[1]);
@@ -272,7 +282,8 @@ int Run(int argc, char** argv) {
   }
   if (cmd == "copy") return Copy(c, a);
 
-  auto selection = zarrd::client::SelectionFromText(a.positional.size() == 3 ? a.positional[2] : "");
+  auto selection =
+      zarrd::client::SelectionFromText(a.positional.size() == 3 ? a.positional[2] : "");
   if (!selection.ok()) return Fail(selection.status());
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
@@ -291,8 +302,8 @@ int Run(int argc, char** argv) {
     if (!s.ok()) return Fail(s);
     const std::string out = a.get("-o");
     if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), resolved->result_shape,
-                                  buf.data(), buf.size());
+      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), resolved->result_shape, buf.data(),
+                                  buf.size());
     } else {
       std::ofstream f(out, std::ios::binary);
       f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));

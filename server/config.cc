@@ -38,10 +38,19 @@ ServerConfig DefaultConfig() {
 
 Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   if (!j.is_object()) return InvalidArgument("config: expected a JSON object");
-  static const std::set<std::string> kKnown = {
-      "stores",           "listen",          "socket_mode",           "worker_threads",
-      "max_request_bytes", "max_result_bytes", "max_unary_result_bytes", "stream_piece_bytes",
-      "default_prototype", "arrays",          "shutdown_grace_seconds", "log_level"};
+  static const std::set<std::string> kKnown = {"stores",
+                                               "listen",
+                                               "socket_mode",
+                                               "worker_threads",
+                                               "max_request_bytes",
+                                               "max_result_bytes",
+                                               "max_unary_result_bytes",
+                                               "stream_piece_bytes",
+                                               "default_prototype",
+                                               "arrays",
+                                               "shutdown_grace_seconds",
+                                               "log_level",
+                                               "stream_decode_threads"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return Field(key, "is not a known setting");
   }
@@ -63,7 +72,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
       return Field(where + ".kind", "must be \"local\" or \"memory\"");
     }
     if (store.kind == "local") {
-      if (!s.contains("root") || !s["root"].is_string()) return Field(where + ".root", "is required");
+      if (!s.contains("root") || !s["root"].is_string())
+        return Field(where + ".root", "is required");
       std::filesystem::path root = s["root"].get<std::string>();
       if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
       store.root = root.lexically_normal().string();
@@ -102,6 +112,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     }
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "worker_threads", &c.worker_threads));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_decode_threads", &c.stream_decode_threads));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_request_bytes", &c.max_request_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_result_bytes", &c.max_result_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_unary_result_bytes", &c.max_unary_result_bytes));
@@ -127,7 +138,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     }
   }
   if (j.contains("shutdown_grace_seconds")) {
-    if (!j["shutdown_grace_seconds"].is_number()) return Field("shutdown_grace_seconds", "must be a number");
+    if (!j["shutdown_grace_seconds"].is_number())
+      return Field("shutdown_grace_seconds", "must be a number");
     c.shutdown_grace_seconds = j["shutdown_grace_seconds"];
   }
   c.log_level = j.value("log_level", c.log_level);

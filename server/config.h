@@ -32,6 +32,9 @@ struct ServerConfig {
   std::vector<std::string> listen = {"unix:zarrd.sock"};
   uint32_t socket_mode = 0660;
   size_t worker_threads = 0;  // 0: one per hardware thread
+  // Decode threads of each streamed read (bytes transport): the socket, not the decoder, is the
+  // limit there, and decoding on every core starves gRPC's own threads. 0: a quarter of cores.
+  size_t stream_decode_threads = 0;
   uint64_t max_request_bytes = uint64_t{1} << 32;
   uint64_t max_result_bytes = uint64_t{1} << 36;
   uint64_t max_unary_result_bytes = 4 << 20;

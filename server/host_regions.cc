@@ -1,11 +1,14 @@
 #include "server/host_regions.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 namespace zarrd::server {
 
@@ -21,7 +24,7 @@ Result<MutableByteView> HostRegion::Slice(uint64_t offset, uint64_t nbytes) cons
 }
 
 Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::string& shm_name,
-                                                                 uint64_t nbytes) {
+                                                                 uint64_t nbytes, int owner_pid) {
   if (shm_name.size() < 2 || shm_name[0] != '/' || shm_name.find('/', 1) != std::string::npos ||
       shm_name.find('\0') != std::string::npos) {
     return InvalidArgument("shm_name \"" + shm_name + "\": expected \"/name\" without other '/'");
@@ -53,7 +56,8 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::stri
   if (data == MAP_FAILED) return ErrnoStatus(err, "mmap of shared memory " + shm_name);
   std::lock_guard lock(mutex_);
   std::string id = "host-" + std::to_string(next_id_++);
-  auto region = std::make_shared<HostRegion>(id, shm_name, static_cast<uint8_t*>(data), nbytes);
+  auto region =
+      std::make_shared<HostRegion>(id, shm_name, static_cast<uint8_t*>(data), nbytes, owner_pid);
   regions_[id] = region;
   return region;
 }
@@ -69,6 +73,28 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Find(const std::string& 
   auto it = regions_.find(id);
   if (it == regions_.end()) return NotFound("host region \"" + id + "\" is not registered");
   return it->second;
+}
+
+size_t HostRegionRegistry::ReapOrphans() {
+  std::vector<std::shared_ptr<HostRegion>> orphans;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = regions_.begin(); it != regions_.end();) {
+      const int pid = it->second->owner_pid();
+      if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+        orphans.push_back(it->second);
+        it = regions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& r : orphans) {
+    spdlog::info("host region {} ({}): owner pid {} exited; dropped", r->id(), r->shm_name(),
+                 r->owner_pid());
+    ::shm_unlink(r->shm_name().c_str());
+  }
+  return orphans.size();
 }
 
 size_t HostRegionRegistry::size() const {

@@ -16,10 +16,16 @@ namespace zarrd::server {
 
 class HostRegion {
  public:
-  HostRegion(std::string id, std::string shm_name, uint8_t* data, size_t size)
-      : id_(std::move(id)), shm_name_(std::move(shm_name)), data_(data), size_(size) {}
+  HostRegion(std::string id, std::string shm_name, uint8_t* data, size_t size, int owner_pid)
+      : id_(std::move(id)),
+        shm_name_(std::move(shm_name)),
+        data_(data),
+        size_(size),
+        owner_pid_(owner_pid) {}
   ~HostRegion();
   const std::string& id() const { return id_; }
+  const std::string& shm_name() const { return shm_name_; }
+  int owner_pid() const { return owner_pid_; }
   size_t size() const { return size_; }
   // The bytes [offset, offset + nbytes), or INVALID_ARGUMENT when they do not fit.
   Result<MutableByteView> Slice(uint64_t offset, uint64_t nbytes) const;
@@ -28,12 +34,17 @@ class HostRegion {
   std::string id_, shm_name_;
   uint8_t* data_;
   size_t size_;
+  int owner_pid_;
 };
 
 class HostRegionRegistry {
  public:
   // Opens and maps /dev/shm/<shm_name>; it must belong to the server's user.
-  Result<std::shared_ptr<HostRegion>> Register(const std::string& shm_name, uint64_t nbytes);
+  Result<std::shared_ptr<HostRegion>> Register(const std::string& shm_name, uint64_t nbytes,
+                                               int owner_pid);
+  // Drops the regions whose owner process has exited and unlinks their shm names; returns how
+  // many. The service calls it periodically.
+  size_t ReapOrphans();
   Status Unregister(const std::string& id);
   Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
   size_t size() const;

@@ -49,9 +49,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto config = config_path.empty() ? zarrd::Result<zarrd::server::ServerConfig>(
-                                          zarrd::server::DefaultConfig())
-                                    : zarrd::server::LoadConfig(config_path);
+  auto config = config_path.empty()
+                    ? zarrd::Result<zarrd::server::ServerConfig>(zarrd::server::DefaultConfig())
+                    : zarrd::server::LoadConfig(config_path);
   if (!config.ok()) {
     std::cerr << "zarrd: " << config.status().ToString() << "\n";
     return 2;

@@ -23,7 +23,8 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
     } else {
       ZARRD_ASSIGN_OR_RETURN(store, OpenLocalStore(sc.root, {.fsync = sc.fsync}));
     }
-    spdlog::info("store \"{}\": {}{}", sc.name, store->Describe(), sc.read_only ? " (read-only)" : "");
+    spdlog::info("store \"{}\": {}{}", sc.name, store->Describe(),
+                 sc.read_only ? " (read-only)" : "");
     stores[sc.name] = NamedStore{sc, store};
   }
   std::random_device rd;
@@ -34,10 +35,10 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.SetMaxReceiveMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
-  builder.SetMaxSendMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
+  builder.SetMaxSendMessageSize(
+      static_cast<int>(std::min<uint64_t>(config.max_unary_result_bytes + (64u << 20), INT32_MAX)));
   std::vector<int> ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
     const std::string& address = config.listen[i];

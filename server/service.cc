@@ -21,19 +21,22 @@ Selection FromProto(const pb::Selection& selection) {
   Selection out;
   for (const auto& item : selection.items()) {
     switch (item.kind_case()) {
-      case pb::SelectionItem::kIndex: out.push_back(SelectionItem::Index(item.index())); break;
-      case pb::SelectionItem::kEllipsis: out.push_back(SelectionItem::Ellipsis()); break;
+      case pb::SelectionItem::kIndex:
+        out.push_back(SelectionItem::Index(item.index()));
+        break;
+      case pb::SelectionItem::kEllipsis:
+        out.push_back(SelectionItem::Ellipsis());
+        break;
       case pb::SelectionItem::kSlice: {
         const auto& s = item.slice();
-        out.push_back(SelectionItem::Slice(s.has_start() ? std::optional<int64_t>(s.start())
-                                                         : std::nullopt,
-                                           s.has_stop() ? std::optional<int64_t>(s.stop())
-                                                        : std::nullopt,
-                                           s.has_step() ? std::optional<int64_t>(s.step())
-                                                        : std::nullopt));
+        out.push_back(
+            SelectionItem::Slice(s.has_start() ? std::optional<int64_t>(s.start()) : std::nullopt,
+                                 s.has_stop() ? std::optional<int64_t>(s.stop()) : std::nullopt,
+                                 s.has_step() ? std::optional<int64_t>(s.step()) : std::nullopt));
         break;
       }
-      default: out.push_back(SelectionItem::Slice());
+      default:
+        out.push_back(SelectionItem::Slice());
     }
   }
   return out;
@@ -97,9 +100,26 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
       stores_(std::move(stores)),
       epoch_(epoch),
       executor_(config_.worker_threads ? config_.worker_threads
-                                       : std::max(2u, std::thread::hardware_concurrency())) {}
+                                       : std::max(2u, std::thread::hardware_concurrency())),
+      stream_decoder_(config_.stream_decode_threads
+                          ? config_.stream_decode_threads
+                          : std::max(1u, std::thread::hardware_concurrency() / 4)) {
+  reaper_ = std::thread([this] {
+    std::unique_lock lock(reaper_mutex_);
+    while (!reaper_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+      host_regions_.ReapOrphans();
+    }
+  });
+}
 
-ZarrdService::~ZarrdService() = default;
+ZarrdService::~ZarrdService() {
+  {
+    std::lock_guard lock(reaper_mutex_);
+    stopping_ = true;
+  }
+  reaper_cv_.notify_all();
+  reaper_.join();
+}
 
 template <typename Work>
 grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::string& what,
@@ -195,62 +215,64 @@ grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
                                                    const pb::CreateNodeRequest* req,
                                                    pb::NodeInfo* resp) {
-  return RunUnary("CreateNode", NodeName(req->store(), req->path()), [this, req, resp](
-                                                                         const std::atomic<bool>&)
-                                                                         -> Status {
-    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
-    ZARRD_ASSIGN_OR_RETURN(json doc, ParseJsonField(req->metadata_json(), "metadata_json",
-                                                    req->kind() == pb::NODE_KIND_GROUP));
-    ZARRD_ASSIGN_OR_RETURN(json attrs,
-                           ParseJsonField(req->attributes_json(), "attributes_json", true));
-    if (req->kind() == pb::NODE_KIND_GROUP) {
-      GroupMetadata g;
-      if (doc.is_object() && doc.value("zarr_format", 3) == 2) {
-        g.format = ZarrFormat::kV2;
-      } else if (!doc.is_null()) {
-        ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
-      }
-      if (attrs.is_object()) g.attributes = attrs;
-      ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
-      FillGroupInfo(req->store(), req->path(), g, resp);
-      return OkStatus();
-    }
-    if (req->kind() != pb::NODE_KIND_ARRAY) return InvalidArgument("kind: ARRAY or GROUP");
-    auto m = doc.is_object() && doc.value("zarr_format", 0) == 2 ? ParseV2ArrayMetadata(doc, attrs)
-                                                                 : ParseV3ArrayMetadata(doc);
-    if (!m.ok()) return m.status().WithContext("metadata_json");
-    if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
-    Forget(req->store(), req->path());
-    ZARRD_ASSIGN_OR_RETURN(auto array, Array::Create(s->store, req->path(), *m, req->overwrite()));
-    FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
-    return OkStatus();
-  });
+  return RunUnary(
+      "CreateNode", NodeName(req->store(), req->path()),
+      [this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+        ZARRD_ASSIGN_OR_RETURN(json doc, ParseJsonField(req->metadata_json(), "metadata_json",
+                                                        req->kind() == pb::NODE_KIND_GROUP));
+        ZARRD_ASSIGN_OR_RETURN(json attrs,
+                               ParseJsonField(req->attributes_json(), "attributes_json", true));
+        if (req->kind() == pb::NODE_KIND_GROUP) {
+          GroupMetadata g;
+          if (doc.is_object() && doc.value("zarr_format", 3) == 2) {
+            g.format = ZarrFormat::kV2;
+          } else if (!doc.is_null()) {
+            ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
+          }
+          if (attrs.is_object()) g.attributes = attrs;
+          ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
+          FillGroupInfo(req->store(), req->path(), g, resp);
+          return OkStatus();
+        }
+        if (req->kind() != pb::NODE_KIND_ARRAY) return InvalidArgument("kind: ARRAY or GROUP");
+        auto m = doc.is_object() && doc.value("zarr_format", 0) == 2
+                     ? ParseV2ArrayMetadata(doc, attrs)
+                     : ParseV3ArrayMetadata(doc);
+        if (!m.ok()) return m.status().WithContext("metadata_json");
+        if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
+        Forget(req->store(), req->path());
+        ZARRD_ASSIGN_OR_RETURN(auto array,
+                               Array::Create(s->store, req->path(), *m, req->overwrite()));
+        FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
                                                 const pb::NodeRequest* req, pb::NodeInfo* resp) {
-  return RunUnary("GetNode", NodeName(req->store(), req->path()),
-                  [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
-                    auto array = OpenArray(req->store(), req->path());
-                    if (array.ok()) {
-                      FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
-                      return OkStatus();
-                    }
-                    if (array.status().code() != StatusCode::kFailedPrecondition &&
-                        array.status().code() != StatusCode::kNotFound) {
-                      return array.status();
-                    }
-                    auto group = OpenGroup(*s->store, req->path());
-                    if (!group.ok()) {
-                      return group.status().code() == StatusCode::kNotFound
-                                 ? NotFound("no array or group at " +
-                                            NodeName(req->store(), req->path()))
-                                 : group.status();
-                    }
-                    FillGroupInfo(req->store(), req->path(), *group, resp);
-                    return OkStatus();
-                  });
+  return RunUnary(
+      "GetNode", NodeName(req->store(), req->path()),
+      [this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
+        auto array = OpenArray(req->store(), req->path());
+        if (array.ok()) {
+          FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
+          return OkStatus();
+        }
+        if (array.status().code() != StatusCode::kFailedPrecondition &&
+            array.status().code() != StatusCode::kNotFound) {
+          return array.status();
+        }
+        auto group = OpenGroup(*s->store, req->path());
+        if (!group.ok()) {
+          return group.status().code() == StatusCode::kNotFound
+                     ? NotFound("no array or group at " + NodeName(req->store(), req->path()))
+                     : group.status();
+        }
+        FillGroupInfo(req->store(), req->path(), *group, resp);
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
@@ -390,26 +412,25 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
       });
 }
 
-grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(
-    grpc::CallbackServerContext*, const pb::RegisterHostRegionRequest* req,
-    pb::RegisterHostRegionResponse* resp) {
-  return RunUnary("RegisterHostRegion", req->shm_name(),
-                  [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(auto region,
-                                           host_regions_.Register(req->shm_name(), req->nbytes()));
-                    resp->set_region_id(region->id());
-                    resp->set_nbytes(region->size());
-                    return OkStatus();
-                  });
+grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(grpc::CallbackServerContext*,
+                                                           const pb::RegisterHostRegionRequest* req,
+                                                           pb::RegisterHostRegionResponse* resp) {
+  return RunUnary(
+      "RegisterHostRegion", req->shm_name(), [this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(
+            auto region, host_regions_.Register(req->shm_name(), req->nbytes(), req->client_pid()));
+        resp->set_region_id(region->id());
+        resp->set_nbytes(region->size());
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::UnregisterHostRegion(
     grpc::CallbackServerContext*, const pb::UnregisterHostRegionRequest* req,
     pb::UnregisterHostRegionResponse*) {
-  return RunUnary("UnregisterHostRegion", req->region_id(),
-                  [this, req](const std::atomic<bool>&) {
-                    return host_regions_.Unregister(req->region_id());
-                  });
+  return RunUnary("UnregisterHostRegion", req->region_id(), [this, req](const std::atomic<bool>&) {
+    return host_regions_.Unregister(req->region_id());
+  });
 }
 
 }  // namespace zarrd::server

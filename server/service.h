@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "common/array.h"
 #include "common/store.h"
@@ -45,21 +47,18 @@ class ZarrdService final : public pb::Zarrd::CallbackService {
                                     pb::NodeInfo* resp) override;
   grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
                                       pb::ListNodesResponse* resp) override;
-  grpc::ServerUnaryReactor* DeleteNode(grpc::CallbackServerContext* ctx,
-                                       const pb::NodeRequest* req,
+  grpc::ServerUnaryReactor* DeleteNode(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
                                        pb::DeleteNodeResponse* resp) override;
   grpc::ServerUnaryReactor* SetAttributes(grpc::CallbackServerContext* ctx,
                                           const pb::SetAttributesRequest* req,
                                           pb::NodeInfo* resp) override;
   grpc::ServerUnaryReactor* Resize(grpc::CallbackServerContext* ctx, const pb::ResizeRequest* req,
                                    pb::NodeInfo* resp) override;
-  grpc::ServerUnaryReactor* GetItem(grpc::CallbackServerContext* ctx,
-                                    const pb::GetItemRequest* req,
+  grpc::ServerUnaryReactor* GetItem(grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req,
                                     pb::GetItemResponse* resp) override;
   grpc::ServerWriteReactor<pb::GetItemResponse>* GetItemStream(
       grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req) override;
-  grpc::ServerUnaryReactor* SetItem(grpc::CallbackServerContext* ctx,
-                                    const pb::SetItemRequest* req,
+  grpc::ServerUnaryReactor* SetItem(grpc::CallbackServerContext* ctx, const pb::SetItemRequest* req,
                                     pb::SetItemResponse* resp) override;
   grpc::ServerReadReactor<pb::SetItemRequest>* SetItemStream(grpc::CallbackServerContext* ctx,
                                                              pb::SetItemResponse* resp) override;
@@ -79,6 +78,7 @@ class ZarrdService final : public pb::Zarrd::CallbackService {
   Status CheckPrototype(const pb::GetItemRequest& req) const;
   const ServerConfig& config() const { return config_; }
   ThreadPool& executor() { return executor_; }
+  ThreadPool& stream_decoder() { return stream_decoder_; }
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
   void EndRequest() { --in_flight_; }
@@ -93,9 +93,14 @@ class ZarrdService final : public pb::Zarrd::CallbackService {
   std::map<std::string, NamedStore> stores_;
   uint64_t epoch_;
   ThreadPool executor_;
+  ThreadPool stream_decoder_;
   HostRegionRegistry host_regions_;
   std::atomic<bool> draining_{false};
   std::atomic<size_t> in_flight_{0};
+  std::thread reaper_;  // drops host regions of clients that died
+  std::mutex reaper_mutex_;
+  std::condition_variable reaper_cv_;
+  bool stopping_ = false;
   std::mutex arrays_mutex_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Array>> arrays_;
 };

@@ -136,7 +136,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
     auto bands = Bands(*sel, grid, ItemSize(m->dtype), 4 * piece);
     uint64_t offset = 0;
     std::string buffer;
-    IoOptions io{.pool = nullptr, .cancelled = &cancelled_flag_};
+    IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (const auto& band : bands) {
       const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
       buffer.resize(band_bytes);

@@ -158,3 +158,37 @@ def test_shared_memory_transport(stub):
         mem.close()
         os.close(fd)
         os.unlink(f"/dev/shm{name}")
+
+
+def test_a_client_that_dies_leaves_no_region_behind(stub, server, tmp_path):
+    import subprocess
+    import sys
+    import time
+    create(stub, "local", "d")
+    name = f"/zarrd-dying-{os.getpid()}"
+    script = f"""
+import os, sys, time, grpc
+sys.path[:0] = {sys.path!r}
+from zarrd.v1 import zarrd_pb2 as pb, zarrd_pb2_grpc
+fd = os.open('/dev/shm{name}', os.O_CREAT | os.O_RDWR, 0o600)
+os.ftruncate(fd, 1 << 20)
+stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel({server.unix!r}))
+r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name={name!r}, client_pid=os.getpid()))
+print(r.region_id, flush=True)
+time.sleep(60)
+"""
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    region_id = child.stdout.readline().strip()
+    assert region_id.startswith("host-")
+    target = pb.HostRegionTarget(region_id=region_id, offset=0, nbytes=300 * 200 * 4)
+    stub.GetItem(pb.GetItemRequest(store="local", path="d", host_region=target))  # usable
+    child.kill()
+    child.wait()
+    deadline = time.time() + 10
+    while os.path.exists(f"/dev/shm{name}") and time.time() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/dev/shm{name}"), "the dead client's shm object is still there"
+    with pytest.raises(grpc.RpcError) as e:
+        stub.GetItem(pb.GetItemRequest(store="local", path="d", host_region=target))
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "owner pid" in server.log_text()
