@@ -125,3 +125,34 @@ def test_attrs_and_rm(server):
     assert "array v2 x" in zarrctl(server.unix, "ls", "local:grp").stdout
     zarrctl(server.unix, "rm", "local:grp")
     assert zarrctl(server.unix, "info", "local:grp/x", check=False).returncode == 1
+
+
+@pytest.mark.parametrize("codecs", [
+    [{"name": "transpose", "configuration": {"order": [1, 0]}},
+     {"name": "bytes", "configuration": {"endian": "big"}},
+     {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 8}}],
+    [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [5, 4],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "zstd", "configuration": {"level": 3, "checksum": True}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": "start"}}],
+    [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}},
+     {"name": "crc32c"}],
+], ids=["transpose-bigendian-blosc", "sharded-zstd-crc32c", "gzip-crc32c"])
+def test_v3_codec_pipelines_through_the_service(server, tmp_path, codecs):
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [23, 17], "data_type": "float64",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 8]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN", "codecs": codecs,
+            "dimension_names": ["y", "x"]}
+    (tmp_path / "m.json").write_text(json.dumps(meta))
+    zarrctl(server.unix, "create", "local:p", "--metadata", tmp_path / "m.json")
+    values = np.random.default_rng(5).standard_normal((23, 17))
+    values[0:10, 0:8] = np.nan  # one chunk (or inner chunks) of fill: not stored
+    np.save(tmp_path / "v.npy", values)
+    zarrctl(server.unix, "put", "local:p", "-i", tmp_path / "v.npy")
+    for sel in ["", "::-2, 3", "20:1:-3, 16:0:-5"]:
+        zarrctl(server.unix, "get", "local:p", sel, "-o", tmp_path / "o.npy")
+        np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), eval(f"values[{sel or '...'}]"))
+    info = json.loads(zarrctl(server.unix, "info", "local:p").stdout)
+    assert info["dimension_names"] == ["y", "x"] and info["codecs"][0]["name"] == codecs[0]["name"]
