@@ -5,6 +5,7 @@
 
 #include "common/chunk_selection.h"
 #include "common/codec_sharding.h"
+#include "common/json_document.h"
 #include "common/strided_copy.h"
 
 namespace zarrd {
@@ -24,27 +25,6 @@ Bytes& ThreadBuffer(int which) {
 }
 
 std::string Quoted(const std::string& path) { return "'" + (path.empty() ? "/" : path) + "'"; }
-
-Status CheckPath(const std::string& path) {
-  if (path.empty()) return OkStatus();
-  return ValidateKey(path).WithContext("array path");
-}
-
-Result<std::optional<json>> ReadJson(Store& store, const std::string& key) {
-  Bytes bytes;
-  ZARRD_ASSIGN_OR_RETURN(bool found, store.Get(key, &bytes));
-  if (!found) return std::optional<json>();
-  ZARRD_ASSIGN_OR_RETURN(
-      json j,
-      ParseJsonDocument(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        key));
-  return std::optional<json>(std::move(j));
-}
-
-Status WriteJson(Store& store, const std::string& key, const json& j) {
-  std::string text = j.dump(2);
-  return store.Set(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-}
 
 const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
   if (m.codec_chain->has_array_codecs() || m.codec_chain->has_bytes_codecs()) return nullptr;
@@ -72,9 +52,9 @@ std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64
 }
 
 Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::string path) {
-  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "array path"));
   const std::string where = "array " + Quoted(path);
-  auto v3 = ReadJson(*store, JoinKey(path, kV3Metadata));
+  auto v3 = ReadJsonDocument(*store, JoinKey(path, kV3Metadata));
   if (!v3.ok()) return v3.status().WithContext(where);
   if (*v3) {
     const json& j = **v3;
@@ -85,10 +65,10 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
     if (!m.ok()) return m.status().WithContext(where + " zarr.json");
     return std::shared_ptr<Array>(new Array(std::move(store), std::move(path), std::move(*m)));
   }
-  auto v2 = ReadJson(*store, JoinKey(path, kV2Array));
+  auto v2 = ReadJsonDocument(*store, JoinKey(path, kV2Array));
   if (!v2.ok()) return v2.status().WithContext(where);
   if (!*v2) return NotFound(where + ": no zarr.json or .zarray in " + store->Describe());
-  auto attrs = ReadJson(*store, JoinKey(path, kV2Attrs));
+  auto attrs = ReadJsonDocument(*store, JoinKey(path, kV2Attrs));
   if (!attrs.ok()) return attrs.status().WithContext(where);
   auto m = ParseV2ArrayMetadata(**v2, *attrs ? **attrs : json(nullptr));
   if (!m.ok()) return m.status().WithContext(where + " .zarray");
@@ -97,7 +77,7 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
 
 Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::string path,
                                              ArrayMetadata metadata, bool overwrite) {
-  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "array path"));
   const std::string where = "array " + Quoted(path);
   Status s = metadata.Finalize();
   if (!s.ok()) return s.WithContext(where);
@@ -114,10 +94,10 @@ Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::
 
 Status Array::WriteMetadata(const ArrayMetadata& m) {
   if (m.format == ZarrFormat::kV3)
-    return WriteJson(*store_, JoinKey(path_, kV3Metadata), ToV3Json(m));
-  ZARRD_RETURN_IF_ERROR(WriteJson(*store_, JoinKey(path_, kV2Array), ToV2Json(m)));
+    return WriteJsonDocument(*store_, JoinKey(path_, kV3Metadata), ToV3Json(m));
+  ZARRD_RETURN_IF_ERROR(WriteJsonDocument(*store_, JoinKey(path_, kV2Array), ToV2Json(m)));
   if (m.attributes.empty()) return store_->Delete(JoinKey(path_, kV2Attrs));
-  return WriteJson(*store_, JoinKey(path_, kV2Attrs), m.attributes);
+  return WriteJsonDocument(*store_, JoinKey(path_, kV2Attrs), m.attributes);
 }
 
 Status Array::SetAttributes(const json& attributes) {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "common/json_document.h"
+
 namespace zarrd {
 
 using nlohmann::json;
@@ -10,30 +12,10 @@ namespace {
 
 std::string Where(const std::string& path) { return "group '" + (path.empty() ? "/" : path) + "'"; }
 
-Result<std::optional<json>> ReadDocument(Store& store, const std::string& key) {
-  Bytes bytes;
-  ZARRD_ASSIGN_OR_RETURN(bool found, store.Get(key, &bytes));
-  if (!found) return std::optional<json>();
-  ZARRD_ASSIGN_OR_RETURN(
-      json j,
-      ParseJsonDocument(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        key));
-  return std::optional<json>(std::move(j));
-}
-
-Status WriteDocument(Store& store, const std::string& key, const json& j) {
-  const std::string text = j.dump(2);
-  return store.Set(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-}
-
-Status CheckPath(const std::string& path) {
-  return path.empty() ? OkStatus() : ValidateKey(path).WithContext("group path");
-}
-
 }  // namespace
 
 Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata) {
-  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   if (!metadata.attributes.is_object()) return InvalidArgument("attributes: expected an object");
   Bytes probe;
   for (const char* doc : {"zarr.json", ".zarray", ".zgroup"}) {
@@ -41,16 +23,16 @@ Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& m
     if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
   }
   if (metadata.format == ZarrFormat::kV3) {
-    return WriteDocument(store, JoinKey(path, "zarr.json"), ToV3Json(metadata));
+    return WriteJsonDocument(store, JoinKey(path, "zarr.json"), ToV3Json(metadata));
   }
-  ZARRD_RETURN_IF_ERROR(WriteDocument(store, JoinKey(path, ".zgroup"), {{"zarr_format", 2}}));
+  ZARRD_RETURN_IF_ERROR(WriteJsonDocument(store, JoinKey(path, ".zgroup"), {{"zarr_format", 2}}));
   if (metadata.attributes.empty()) return OkStatus();
-  return WriteDocument(store, JoinKey(path, ".zattrs"), metadata.attributes);
+  return WriteJsonDocument(store, JoinKey(path, ".zattrs"), metadata.attributes);
 }
 
 Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
-  ZARRD_RETURN_IF_ERROR(CheckPath(path));
-  ZARRD_ASSIGN_OR_RETURN(auto v3, ReadDocument(store, JoinKey(path, "zarr.json")));
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
+  ZARRD_ASSIGN_OR_RETURN(auto v3, ReadJsonDocument(store, JoinKey(path, "zarr.json")));
   if (v3) {
     if (v3->is_object() && v3->value("node_type", "") == "array") {
       return FailedPrecondition(Where(path) + ": the node is an array, not a group");
@@ -59,7 +41,7 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
     if (!g.ok()) return g.status().WithContext(Where(path) + " zarr.json");
     return g;
   }
-  ZARRD_ASSIGN_OR_RETURN(auto zgroup, ReadDocument(store, JoinKey(path, ".zgroup")));
+  ZARRD_ASSIGN_OR_RETURN(auto zgroup, ReadJsonDocument(store, JoinKey(path, ".zgroup")));
   if (!zgroup) {
     Bytes probe;
     ZARRD_ASSIGN_OR_RETURN(bool array, store.Get(JoinKey(path, ".zarray"), &probe));
@@ -71,7 +53,7 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
   }
   GroupMetadata g;
   g.format = ZarrFormat::kV2;
-  ZARRD_ASSIGN_OR_RETURN(auto attrs, ReadDocument(store, JoinKey(path, ".zattrs")));
+  ZARRD_ASSIGN_OR_RETURN(auto attrs, ReadJsonDocument(store, JoinKey(path, ".zattrs")));
   if (attrs) {
     if (!attrs->is_object()) return InvalidArgument(Where(path) + " .zattrs: expected an object");
     g.attributes = *attrs;
@@ -85,13 +67,13 @@ Status SetGroupAttributes(Store& store, const std::string& path, const json& att
   auto lock = store.LockKey(JoinKey(path, "zarr.json"));
   g.attributes = attributes;
   if (g.format == ZarrFormat::kV3) {
-    return WriteDocument(store, JoinKey(path, "zarr.json"), ToV3Json(g));
+    return WriteJsonDocument(store, JoinKey(path, "zarr.json"), ToV3Json(g));
   }
-  return WriteDocument(store, JoinKey(path, ".zattrs"), attributes);
+  return WriteJsonDocument(store, JoinKey(path, ".zattrs"), attributes);
 }
 
 Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& path) {
-  ZARRD_RETURN_IF_ERROR(CheckPath(path));
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   const std::string prefix = path.empty() ? "" : path + "/";
   ZARRD_ASSIGN_OR_RETURN(auto keys, store.List(prefix));
   std::map<std::string, NodeEntry> children;
@@ -105,7 +87,7 @@ Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& pat
     } else if (doc == ".zgroup") {
       children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kGroup, ZarrFormat::kV2});
     } else if (doc == "zarr.json") {
-      ZARRD_ASSIGN_OR_RETURN(auto j, ReadDocument(store, key));
+      ZARRD_ASSIGN_OR_RETURN(auto j, ReadJsonDocument(store, key));
       auto kind = j && j->is_object() && j->value("node_type", "") == "array"
                       ? NodeEntry::Kind::kArray
                       : NodeEntry::Kind::kGroup;
