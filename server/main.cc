@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("zarrd"));
   spdlog::set_level(level);
+  spdlog::flush_on(spdlog::level::trace);  // a line per request, none lost when the process dies
 
   // Signals are taken by sigwait in this thread; every thread started later inherits the mask.
   sigset_t signals;

@@ -86,9 +86,10 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
     }
     if (producer_done_ && !finished_ && (queue_.empty() || cancelled_)) {
       finished_ = true;
-      spdlog::debug("GetItemStream {}:{} -> {}", req_->store(), req_->path(),
-                    StatusCodeName(final_.code()));
-      Finish(cancelled_ && final_.ok() ? grpc::Status::CANCELLED : ToGrpc(final_));
+      const Status sent = cancelled_ && final_.ok() ? Cancelled("client went away") : final_;
+      spdlog::debug("GetItemStream {}:{} -> {}{}{}", req_->store(), req_->path(),
+                    StatusCodeName(sent.code()), sent.ok() ? "" : ": ", sent.message());
+      Finish(ToGrpc(sent));
     }
   }
 

@@ -97,3 +97,33 @@ def test_sigterm_during_writes_keeps_every_acknowledged_one(tmp_path):
     print(f"\n{len(acked)} writes acknowledged before SIGTERM, {len(refused)} refused, all acknowledged ones on disk")
     channel.close()
     again.stop()
+
+
+def test_deadline_cancels_a_streamed_read_and_the_server_goes_on(tmp_path):
+    server = Server(tmp_path)
+    channel, stub = connect(server)
+    n = 8192  # 256 MiB: more than the server queues ahead, so decoding must stop
+    stub.CreateNode(pb.CreateNodeRequest(store="mem", path="big", kind=pb.NODE_KIND_ARRAY,
+                                         metadata_json=meta([n, n], [512, 512])))
+    raw = np.ones((n, n), dtype="<f4").tobytes()
+    stub.SetItemStream(iter([pb.SetItemRequest(store="mem", path="big", offset=o, data=raw[o:o + (4 << 20)])
+                             for o in range(0, len(raw), 4 << 20)]))
+    received = 0
+    try:
+        for msg in stub.GetItemStream(pb.GetItemRequest(store="mem", path="big"), timeout=0.5):
+            received += len(msg.data)
+            time.sleep(0.2)  # too slow for the deadline
+        raise AssertionError("the deadline did not end the stream")
+    except grpc.RpcError as e:
+        assert e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert received < len(raw)
+    deadline = time.time() + 5
+    while "GetItemStream mem:big -> CANCELLED" not in server.log_text() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "GetItemStream mem:big -> CANCELLED" in server.log_text(), server.log_text()[-2000:]
+    assert "GetItemStream mem:big -> OK" not in server.log_text()
+    # Still serving.
+    r = stub.GetItem(pb.GetItemRequest(store="mem", path="big", selection=pb.Selection(items=[pb.SelectionItem(index=7)])))
+    assert np.all(np.frombuffer(r.data, "<f4") == 1)
+    channel.close()
+    assert server.stop() == 0
