@@ -1,0 +1,164 @@
+// The C++ client against a real zarrd started with fork + exec, on a Unix socket and over TCP.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "client/client.h"
+#include "common/test_util.h"
+
+extern char** environ;
+
+namespace zarrd::client {
+namespace {
+
+using nlohmann::json;
+
+class ClientE2E : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const std::string log = dir_.path() + "/zarrd.log";
+    std::ofstream(dir_.path() + "/zarrd.json") << json{
+        {"stores", {{{"name", "local"}, {"root", "data"}}, {{"name", "mem"}, {"kind", "memory"}}}},
+        {"listen", {"unix:zarrd.sock", "127.0.0.1:0"}},
+        {"max_unary_result_bytes", 1 << 16},
+        {"stream_piece_bytes", 1 << 16}}.dump();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const std::string config = dir_.path() + "/zarrd.json";
+    const char* argv[] = {ZARRD_BIN, "--config", config.c_str(), nullptr};
+    ASSERT_EQ(posix_spawn(&pid_, ZARRD_BIN, &actions, nullptr, const_cast<char**>(argv), environ),
+              0);
+    std::string text;
+    for (int i = 0; i < 400 && text.find("ready") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      std::ifstream f(log);
+      text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)")))
+        << text;
+    const std::string address =
+        GetParam() == std::string("tcp") ? m[1].str() : "unix:" + dir_.path() + "/zarrd.sock";
+    auto c = Client::Connect(address, 10);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  void TearDown() override {
+    client_.reset();
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  zarrd::testing::TempDir dir_;
+  pid_t pid_ = 0;
+  std::unique_ptr<Client> client_;
+};
+
+json Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks) {
+  return {{"zarr_format", 3},
+          {"node_type", "array"},
+          {"shape", shape},
+          {"data_type", "int32"},
+          {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", chunks}}}}},
+          {"chunk_key_encoding", {{"name", "default"}}},
+          {"fill_value", -1},
+          {"codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},
+                                     {"name":"zstd","configuration":{"level":1}}])")}};
+}
+
+TEST_P(ClientE2E, UnaryStreamedAndSharedMemoryReadsAgree) {
+  for (const char* store : {"local", "mem"}) {
+    SCOPED_TRACE(store);
+    auto node = client_->CreateArray(store, "g/a", Meta({300, 100}, {64, 64}));
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    EXPECT_EQ(node->shape, (std::vector<int64_t>{300, 100}));
+    std::vector<int32_t> values(300 * 100);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int32_t>(i * 3 + 1);
+    // 120 KB: over the 64 KiB unary limit, so both directions stream.
+    ASSERT_TRUE(client_->Set(store, "g/a", pb::Selection(), values.data(), values.size() * 4).ok());
+    std::vector<int32_t> all(values.size());
+    ASSERT_TRUE(client_->Get(store, "g/a", pb::Selection(), all.data(), all.size() * 4).ok());
+    EXPECT_EQ(all, values);
+    // A small stepped read goes unary; compare with the element-wise definition.
+    auto sel = *SelectionFromText("290:3:-37, 7");
+    std::vector<int32_t> part(8);
+    pb::ArrayDescriptor d;
+    ASSERT_TRUE(client_->Get(store, "g/a", sel, part.data(), part.size() * 4, &d).ok());
+    EXPECT_EQ(d.shape_size(), 1);
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(part[k], values[(290 - 37 * k) * 100 + 7]);
+    // Shared memory: the same bytes, decoded in place.
+    auto region = client_->CreateHostRegion(values.size() * 4 + 64);
+    ASSERT_TRUE(region.ok()) << region.status().ToString();
+    ASSERT_TRUE(
+        client_->GetInto(store, "g/a", pb::Selection(), **region, 64, values.size() * 4).ok());
+    EXPECT_EQ(std::memcmp((*region)->data() + 64, values.data(), values.size() * 4), 0);
+    EXPECT_EQ(
+        client_->GetInto(store, "g/a", pb::Selection(), **region, 128, values.size() * 4).code(),
+        StatusCode::kInvalidArgument);
+    // A wrong destination size is refused, and nothing is written by a wrong input size.
+    EXPECT_EQ(client_->Get(store, "g/a", sel, part.data(), 4).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(client_->Set(store, "g/a", sel, part.data(), 12).code(),
+              StatusCode::kInvalidArgument);
+    ASSERT_TRUE(client_->Get(store, "g/a", pb::Selection(), all.data(), all.size() * 4).ok());
+    EXPECT_EQ(all, values);
+  }
+}
+
+TEST_P(ClientE2E, MetadataResizeAttributesAndDelete) {
+  ASSERT_TRUE(client_->CreateGroup("local", "grp", 2, {{"title", "t"}}).ok());
+  ASSERT_TRUE(client_->CreateArray("local", "grp/r", Meta({10}, {4})).ok());
+  std::vector<int32_t> v = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  ASSERT_TRUE(client_->Set("local", "grp/r", pb::Selection(), v.data(), 40).ok());
+  auto resized = client_->Resize("local", "grp/r", {5});
+  ASSERT_TRUE(resized.ok()) << resized.status().ToString();
+  ASSERT_TRUE(client_->Resize("local", "grp/r", {8}).ok());
+  std::vector<int32_t> out(8);
+  ASSERT_TRUE(client_->Get("local", "grp/r", pb::Selection(), out.data(), 32).ok());
+  EXPECT_EQ(out, (std::vector<int32_t>{0, 1, 2, 3, 4, -1, -1, -1}));  // cut-off part is fill
+  auto attrs = client_->SetAttributes("local", "grp/r", {{"units", "K"}});
+  ASSERT_TRUE(attrs.ok());
+  EXPECT_EQ(client_->GetNode("local", "grp/r")->attributes["units"], "K");
+  EXPECT_EQ(client_->GetNode("local", "grp")->attributes["title"], "t");
+  auto listing = client_->List("local", "grp");
+  ASSERT_TRUE(listing.ok());
+  ASSERT_EQ(listing->size(), 1u);
+  EXPECT_EQ((*listing)[0].name(), "r");
+  EXPECT_GT(*client_->Delete("local", "grp"), 0u);
+  EXPECT_EQ(client_->GetNode("local", "grp/r").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(client_->GetNode("nostore", "x").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(ClientE2E, ConcurrentClientsShareOneChunk) {
+  ASSERT_TRUE(client_->CreateArray("local", "c", Meta({8, 64}, {8, 64})).ok());
+  const std::string address = "unix:" + dir_.path() + "/zarrd.sock";
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = Client::Connect(address);
+      ASSERT_TRUE(c.ok());
+      std::vector<int32_t> col(8, t + 100);
+      auto sel = *SelectionFromText(":, " + std::to_string(t) + "::8");
+      std::vector<int32_t> block(8 * 8, t + 100);
+      EXPECT_TRUE((*c)->Set("local", "c", sel, block.data(), block.size() * 4).ok());
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<int32_t> out(8 * 64);
+  ASSERT_TRUE(client_->Get("local", "c", pb::Selection(), out.data(), out.size() * 4).ok());
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 64; ++c) ASSERT_EQ(out[r * 64 + c], c % 8 + 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientE2E, ::testing::Values("unix", "tcp"));
+
+}  // namespace
+}  // namespace zarrd::client
