@@ -28,7 +28,10 @@ struct NamedStore {
 
 grpc::Status ToGrpc(const Status& status);
 
-class ZarrdService final : public pb::Zarrd::CallbackService {
+// GetItemStream is registered raw: its pieces are written as slices over the decoded bands,
+// with no copy into protobuf messages (the wire format is GetItemResponse all the same).
+class ZarrdService final
+    : public pb::Zarrd::WithRawCallbackMethod_GetItemStream<pb::Zarrd::CallbackService> {
  public:
   ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch);
   ~ZarrdService() override;
@@ -56,8 +59,8 @@ class ZarrdService final : public pb::Zarrd::CallbackService {
                                    pb::NodeInfo* resp) override;
   grpc::ServerUnaryReactor* GetItem(grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req,
                                     pb::GetItemResponse* resp) override;
-  grpc::ServerWriteReactor<pb::GetItemResponse>* GetItemStream(
-      grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* GetItemStream(grpc::CallbackServerContext* ctx,
+                                                            const grpc::ByteBuffer* req) override;
   grpc::ServerUnaryReactor* SetItem(grpc::CallbackServerContext* ctx, const pb::SetItemRequest* req,
                                     pb::SetItemResponse* resp) override;
   grpc::ServerReadReactor<pb::SetItemRequest>* SetItemStream(grpc::CallbackServerContext* ctx,

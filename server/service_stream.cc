@@ -44,11 +44,38 @@ std::vector<ResolvedSelection> Bands(const ResolvedSelection& sel,
   return bands;
 }
 
-class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse> {
+// A GetItemResponse{offset, data} on the wire: a small header slice, then a slice that points
+// into the decoded band (kept alive by the slice's reference).
+grpc::ByteBuffer PieceMessage(const std::shared_ptr<std::string>& band, size_t at, size_t n,
+                              uint64_t offset) {
+  uint8_t header[24];
+  size_t h = 0;
+  auto varint = [&](uint64_t v) {
+    while (v >= 0x80) {
+      header[h++] = static_cast<uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    header[h++] = static_cast<uint8_t>(v);
+  };
+  header[h++] = 0x10;  // field 2 (offset), varint
+  varint(offset);
+  header[h++] = 0x1a;  // field 3 (data), length-delimited
+  varint(n);
+  auto* keep = new std::shared_ptr<std::string>(band);
+  grpc::Slice slices[2] = {
+      grpc::Slice(header, h),
+      grpc::Slice(band->data() + at, n,
+                  [](void* p) { delete static_cast<std::shared_ptr<std::string>*>(p); }, keep)};
+  return grpc::ByteBuffer(slices, 2);
+}
+
+class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  GetItemStreamReactor(ZarrdService* service, const pb::GetItemRequest* req)
-      : service_(service), req_(req) {
+  GetItemStreamReactor(ZarrdService* service, const grpc::ByteBuffer* raw) : service_(service) {
     service_->BeginRequest();
+    grpc::ByteBuffer copy(*raw);
+    parsed_ = grpc::SerializationTraits<pb::GetItemRequest>::Deserialize(&copy, &request_);
+    req_ = &request_;
     service_->executor().Submit([this] { Produce(); });
   }
 
@@ -94,7 +121,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
   }
 
   // Queues a message, waiting while two bands' worth of pieces are already queued.
-  bool Push(pb::GetItemResponse msg, size_t max_queued) {
+  bool Push(grpc::ByteBuffer msg, size_t max_queued) {
     std::unique_lock lock(mutex_);
     space_.wait(lock, [&] { return cancelled_ || queue_.size() < max_queued; });
     if (cancelled_) return false;
@@ -112,6 +139,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
   }
 
   Status ProduceAll() {
+    if (!parsed_.ok()) return InvalidArgument("GetItemStream: the request does not parse");
     if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
     ZARRD_RETURN_IF_ERROR(service_->CheckPrototype(*req_));
     if (req_->has_host_region()) {
@@ -131,22 +159,27 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
     }
     const size_t piece = config.stream_piece_bytes;
     const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
-    if (!Push(std::move(first), max_queued)) return Cancelled("client went away");
+    grpc::ByteBuffer first_message;
+    bool own = false;
+    if (!grpc::SerializationTraits<pb::GetItemResponse>::Serialize(first, &first_message, &own)
+             .ok()) {
+      return Internal("cannot serialize the stream's first message");
+    }
+    if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
     // The engine reads from the chunk grid of the array, or of the inner chunks when sharded.
     std::vector<int64_t> grid = m->chunk_shape;
     auto bands = Bands(*sel, grid, ItemSize(m->dtype), 4 * piece);
     uint64_t offset = 0;
-    std::string buffer;
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (const auto& band : bands) {
       const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
-      buffer.resize(band_bytes);
-      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.data(), buffer.size(), io));
+      auto buffer = std::make_shared<std::string>(band_bytes, '\0');
+      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer->data(), buffer->size(), io));
       for (size_t at = 0; at < band_bytes; at += piece) {
-        pb::GetItemResponse msg;
-        msg.set_offset(offset + at);
-        msg.set_data(buffer.data() + at, std::min(piece, band_bytes - at));
-        if (!Push(std::move(msg), max_queued)) return Cancelled("client went away");
+        const size_t n = std::min(piece, band_bytes - at);
+        if (!Push(PieceMessage(buffer, at, n, offset + at), max_queued)) {
+          return Cancelled("client went away");
+        }
       }
       offset += band_bytes;
     }
@@ -154,10 +187,12 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<pb::GetItemResponse
   }
 
   ZarrdService* service_;
+  pb::GetItemRequest request_;
+  grpc::Status parsed_;
   const pb::GetItemRequest* req_;
   std::mutex mutex_;
   std::condition_variable space_;
-  std::deque<pb::GetItemResponse> queue_;
+  std::deque<grpc::ByteBuffer> queue_;
   bool cancelled_ = false;
   bool writing_ = false;
   std::atomic<bool> cancelled_flag_{false};
@@ -299,8 +334,8 @@ grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::StreamBytes(
   return new StreamBytesReactor(this, req->nbytes(), piece);
 }
 
-grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::GetItemStream(
-    grpc::CallbackServerContext*, const pb::GetItemRequest* req) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::GetItemStream(
+    grpc::CallbackServerContext*, const grpc::ByteBuffer* req) {
   return new GetItemStreamReactor(this, req);
 }
 
