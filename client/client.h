@@ -30,7 +30,8 @@ struct NodeInfo {
   uint64_t num_bytes() const;
 };
 
-// A POSIX shared-memory region mapped here and registered with the server.
+// A POSIX shared-memory region mapped here and registered with the server. Destroying it
+// unregisters it through its Client, so it must not outlive that Client.
 class HostRegion {
  public:
   ~HostRegion();

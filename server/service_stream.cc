@@ -73,6 +73,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   GetItemStreamReactor(ZarrdService* service, const grpc::ByteBuffer* raw) : service_(service) {
     service_->BeginRequest();
+    // The producer holds one executor thread for the stream's life (it waits for queue space).
     grpc::ByteBuffer copy(*raw);
     parsed_ = grpc::SerializationTraits<pb::GetItemRequest>::Deserialize(&copy, &request_);
     req_ = &request_;
