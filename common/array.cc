@@ -81,12 +81,9 @@ Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::
   const std::string where = "array " + Quoted(path);
   Status s = metadata.Finalize();
   if (!s.ok()) return s.WithContext(where);
-  Bytes probe;
-  for (const char* doc : {kV3Metadata, kV2Array, ".zgroup"}) {
-    ZARRD_ASSIGN_OR_RETURN(bool exists, store->Get(JoinKey(path, doc), &probe));
-    if (exists && !overwrite) return AlreadyExists(where + ": a node exists there already");
-    if (exists) ZARRD_RETURN_IF_ERROR(store->DeletePrefix(path.empty() ? "" : path + "/"));
-  }
+  ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(*store, path));
+  if (exists && !overwrite) return AlreadyExists(where + ": a node exists there already");
+  if (exists) ZARRD_RETURN_IF_ERROR(store->DeletePrefix(path.empty() ? "" : path + "/"));
   std::shared_ptr<Array> array(new Array(std::move(store), std::move(path), metadata));
   ZARRD_RETURN_IF_ERROR(array->WriteMetadata(metadata));
   return array;

@@ -17,11 +17,8 @@ std::string Where(const std::string& path) { return "group '" + (path.empty() ? 
 Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   if (!metadata.attributes.is_object()) return InvalidArgument("attributes: expected an object");
-  Bytes probe;
-  for (const char* doc : {"zarr.json", ".zarray", ".zgroup"}) {
-    ZARRD_ASSIGN_OR_RETURN(bool exists, store.Get(JoinKey(path, doc), &probe));
-    if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
-  }
+  ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(store, path));
+  if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
   if (metadata.format == ZarrFormat::kV3) {
     return WriteJsonDocument(store, JoinKey(path, "zarr.json"), ToV3Json(metadata));
   }

@@ -20,6 +20,15 @@ Status WriteJsonDocument(Store& store, const std::string& key, const nlohmann::j
   return store.Set(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
+Result<bool> NodeExists(Store& store, const std::string& path) {
+  Bytes probe;
+  for (const char* doc : {"zarr.json", ".zarray", ".zgroup"}) {
+    ZARRD_ASSIGN_OR_RETURN(bool exists, store.Get(JoinKey(path, doc), &probe));
+    if (exists) return true;
+  }
+  return false;
+}
+
 Status CheckNodePath(const std::string& path, const char* what) {
   return path.empty() ? OkStatus() : ValidateKey(path).WithContext(what);
 }

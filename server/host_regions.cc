@@ -97,9 +97,4 @@ size_t HostRegionRegistry::ReapOrphans() {
   return orphans.size();
 }
 
-size_t HostRegionRegistry::size() const {
-  std::lock_guard lock(mutex_);
-  return regions_.size();
-}
-
 }  // namespace zarrd::server

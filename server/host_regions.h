@@ -47,7 +47,6 @@ class HostRegionRegistry {
   size_t ReapOrphans();
   Status Unregister(const std::string& id);
   Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
-  size_t size() const;
 
  private:
   mutable std::mutex mutex_;

@@ -20,7 +20,6 @@ class ZarrdServer {
   // Stops taking requests, lets those in flight finish for up to the grace period, then
   // cancels the rest and returns.
   void Shutdown();
-  void Wait() { server_->Wait(); }
   uint64_t epoch() const { return epoch_; }
   const std::vector<std::string>& addresses() const { return addresses_; }
 

@@ -64,8 +64,9 @@ grpc::ByteBuffer PieceMessage(const std::shared_ptr<std::string>& band, size_t a
   auto* keep = new std::shared_ptr<std::string>(band);
   grpc::Slice slices[2] = {
       grpc::Slice(header, h),
-      grpc::Slice(band->data() + at, n,
-                  [](void* p) { delete static_cast<std::shared_ptr<std::string>*>(p); }, keep)};
+      grpc::Slice(
+          band->data() + at, n,
+          [](void* p) { delete static_cast<std::shared_ptr<std::string>*>(p); }, keep)};
   return grpc::ByteBuffer(slices, 2);
 }
 
