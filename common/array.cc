@@ -26,6 +26,53 @@ Bytes& ThreadBuffer(int which) {
 
 std::string Quoted(const std::string& path) { return "'" + (path.empty() ? "/" : path) + "'"; }
 
+// Writes decoded chunks into a result in host memory: straight into it when the chunk is one
+// contiguous run there, else through a per-thread buffer and a strided copy.
+class HostSink final : public ChunkSink {
+ public:
+  HostSink(uint8_t* out, size_t elem_size) : out_(out), elem_size_(elem_size) {}
+  Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) override {
+    if (p.contiguous) return Buffer{out_ + p.result_offset};
+    Bytes& decoded = ThreadBuffer(1);
+    decoded.resize(chunk_bytes);
+    return Buffer{decoded.data()};
+  }
+  Status Commit(const Placement& p, const Buffer& buffer) override {
+    if (!p.contiguous) {
+      StridedCopy(buffer.data + p.chunk_offset, p.chunk_strides.data(), out_ + p.result_offset,
+                  p.result_strides.data(), p.counts.data(), p.counts.size(), elem_size_);
+    }
+    return OkStatus();
+  }
+  Status Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) override {
+    StridedFill(out_ + p.result_offset, p.result_strides.data(), p.counts.data(), p.counts.size(),
+                fill_value, elem_size);
+    return OkStatus();
+  }
+
+ private:
+  uint8_t* out_;
+  size_t elem_size_;
+};
+
+// Decodes into the sink's buffer and commits it, or gives the buffer back on failure.
+Status DecodeInto(ChunkSink& sink, const Placement& p, const CodecChain& chain,
+                  const ChunkSpec& spec, ByteView encoded) {
+  ZARRD_ASSIGN_OR_RETURN(ChunkSink::Buffer buffer, sink.Begin(p, spec.num_bytes()));
+  Status decoded = chain.Decode(spec, encoded, buffer.data);
+  if (!decoded.ok()) {
+    sink.Abandon(buffer);
+    return decoded;
+  }
+  return sink.Commit(p, buffer);
+}
+
+// Chunks stored raw (bytes codec, little-endian, nothing else) need no decoding.
+bool IsRawChain(const ArrayMetadata& m) {
+  return !m.codec_chain->has_array_codecs() && !m.codec_chain->has_bytes_codecs() &&
+         m.codec_chain->array_to_bytes().IsIdentity(m.chunk_spec());
+}
+
 const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
   if (m.codec_chain->has_array_codecs() || m.codec_chain->has_bytes_codecs()) return nullptr;
   return dynamic_cast<const ShardingCodec*>(&m.codec_chain->array_to_bytes());
@@ -128,17 +175,30 @@ Status Array::ReadResolved(const ResolvedSelection& resolved, void* out, size_t 
                            std::to_string(need));
   }
   if (need == 0) return OkStatus();
-  if (PartialShardCodec(*m)) {
-    return ReadSharded(*m, resolved, static_cast<uint8_t*>(out), options);
-  }
-  return ReadChunks(*m, resolved, static_cast<uint8_t*>(out), options);
+  HostSink sink(static_cast<uint8_t*>(out), ItemSize(m->dtype));
+  return ReadToSink(resolved, sink, options);
 }
 
-Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
+                         const IoOptions& options) const {
+  auto m = metadata();
+  if (resolved.dims.size() != m->rank()) {
+    return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
+  }
+  Status s = resolved.num_elements() == 0  ? OkStatus()
+             : PartialShardCodec(*m) ? ReadSharded(*m, resolved, sink, options)
+                                     : ReadChunks(*m, resolved, sink, options);
+  Status finished = sink.Finish();
+  return s.ok() ? finished : s;
+}
+
+Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                          const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   const ChunkSpec spec = m.chunk_spec();
   const size_t es = ItemSize(m.dtype);
+  const bool from_device =
+      sink.accepts_device_values() && store_->device_resident() && IsRawChain(m);
   ChunkSelection chunks(sel, m.chunk_shape, es);
   return pool.ParallelFor(
       chunks.num_chunks(),
@@ -146,27 +206,27 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, u
         auto parts = chunks.Parts(n);
         const std::string key = ChunkStoreKey(m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
-        uint8_t* dst = out + p.result_offset;
+        if (from_device) {
+          auto value = store_->GetDevice(key);
+          if (!value.ok()) return Context(value.status(), key);
+          if (!*value) return sink.Fill(p, m.fill_value.data(), es);
+          if ((*value)->size != spec.num_bytes()) {
+            return Context(DataLoss("raw chunk holds " + std::to_string((*value)->size) +
+                                    " bytes, expected " + std::to_string(spec.num_bytes())),
+                           key);
+          }
+          return Context(sink.CommitDevice(p, **value), key);
+        }
         Bytes& encoded = ThreadBuffer(0);
         auto found = store_->Get(key, &encoded);
         if (!found.ok()) return Context(found.status(), key);
-        const size_t rank = p.counts.size();
-        if (!*found) {
-          StridedFill(dst, p.result_strides.data(), p.counts.data(), rank, m.fill_value.data(), es);
-          return OkStatus();
-        }
-        if (p.contiguous) return Context(m.codec_chain->Decode(spec, encoded, dst), key);
-        Bytes& decoded = ThreadBuffer(1);
-        decoded.resize(spec.num_bytes());
-        ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Decode(spec, encoded, decoded.data()), key));
-        StridedCopy(decoded.data() + p.chunk_offset, p.chunk_strides.data(), dst,
-                    p.result_strides.data(), p.counts.data(), rank, es);
-        return OkStatus();
+        if (!*found) return sink.Fill(p, m.fill_value.data(), es);
+        return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },
       options.cancelled);
 }
 
-Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                           const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   const ShardingCodec& codec = *PartialShardCodec(m);
@@ -224,12 +284,10 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
       chunks.num_chunks(),
       [&](size_t n) -> Status {
         const Placement p = chunks.Place(chunks.Parts(n));
-        uint8_t* dst = out + p.result_offset;
         const Shard& shard = shards[inners[n].shard];
         const size_t pos = inners[n].position;
         if (!shard.entries || shard.entries->empty(pos)) {
-          StridedFill(dst, p.result_strides.data(), p.counts.data(), rank, m.fill_value.data(), es);
-          return OkStatus();
+          return sink.Fill(p, m.fill_value.data(), es);
         }
         const std::string where = shard.key + "' inner chunk '" + std::to_string(pos);
         Bytes& encoded = ThreadBuffer(0);
@@ -238,15 +296,7 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
             &encoded);
         if (!found.ok()) return Context(found.status(), where);
         if (!*found) return Context(DataLoss("shard vanished while read"), where);
-        if (p.contiguous)
-          return Context(codec.inner_codecs().Decode(inner_spec, encoded, dst), where);
-        Bytes& decoded = ThreadBuffer(1);
-        decoded.resize(inner_spec.num_bytes());
-        ZARRD_RETURN_IF_ERROR(
-            Context(codec.inner_codecs().Decode(inner_spec, encoded, decoded.data()), where));
-        StridedCopy(decoded.data() + p.chunk_offset, p.chunk_strides.data(), dst,
-                    p.result_strides.data(), p.counts.data(), rank, es);
-        return OkStatus();
+        return Context(DecodeInto(sink, p, codec.inner_codecs(), inner_spec, encoded), where);
       },
       options.cancelled);
 }

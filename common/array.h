@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/chunk_sink.h"
 #include "common/metadata.h"
 #include "common/selection.h"
 #include "common/store.h"
@@ -37,6 +38,10 @@ class Array {
   // Reads an already resolved selection (e.g. one band of a streamed result).
   Status ReadResolved(const ResolvedSelection& selection, void* out, size_t out_size,
                       const IoOptions& options = {}) const;
+  // Reads an already resolved selection chunk by chunk into `sink` (e.g. GPU memory); calls
+  // sink.Finish() before returning.
+  Status ReadToSink(const ResolvedSelection& selection, ChunkSink& sink,
+                    const IoOptions& options = {}) const;
   // Writes `in` (laid out as Read's result) into the selection.
   Status Write(const Selection& selection, const void* in, size_t in_size,
                const IoOptions& options = {});
@@ -49,9 +54,9 @@ class Array {
   Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata);
   Status WriteMetadata(const ArrayMetadata& metadata);
   std::string ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const;
-  Status ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+  Status ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                     const IoOptions& options) const;
-  Status ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, uint8_t* out,
+  Status ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                      const IoOptions& options) const;
   Status Context(const Status& status, const std::string& key) const;
 

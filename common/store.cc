@@ -1,5 +1,6 @@
 #include "common/store.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace zarrd {
@@ -13,6 +14,15 @@ Status Store::DeletePrefix(const std::string& prefix) {
   ZARRD_ASSIGN_OR_RETURN(auto keys, List(prefix));
   for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(Delete(key));
   return OkStatus();
+}
+
+Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& where) {
+  const uint64_t offset = range.suffix ? size - std::min(size, range.length) : range.offset;
+  if (range.length > size || offset > size - range.length) {
+    return DataLoss("range [" + std::to_string(offset) + ", +" + std::to_string(range.length) +
+                    ") is past the end of " + where + " (" + std::to_string(size) + " bytes)");
+  }
+  return offset;
 }
 
 Status ValidateKey(std::string_view key) {

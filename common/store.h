@@ -24,6 +24,14 @@ struct ByteRange {
   static ByteRange Suffix(uint64_t length) { return {0, length, true}; }
 };
 
+// A value that a device-resident store (the GPU memory store) holds in GPU memory; `keepalive`
+// keeps the memory valid while a copy from it is in flight.
+struct DeviceValue {
+  const void* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> keepalive;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -42,6 +50,13 @@ class Store {
   virtual Status DeletePrefix(const std::string& prefix);
   virtual std::string Describe() const = 0;
 
+  // True for stores whose chunk values live in GPU memory.
+  virtual bool device_resident() const { return false; }
+  // Device-resident stores: the value in GPU memory, nullopt when absent.
+  virtual Result<std::optional<DeviceValue>> GetDevice(const std::string& key) {
+    return Unimplemented(Describe() + " holds no values in GPU memory");
+  }
+
   // Serialises read-modify-write of one key (a chunk or shard) among all users of this store.
   std::unique_lock<std::mutex> LockKey(std::string_view key);
 
@@ -49,6 +64,9 @@ class Store {
   static constexpr size_t kLockStripes = 1024;
   std::array<std::mutex, kLockStripes> key_locks_;
 };
+
+// The offset of `range` in a value of `size` bytes; DATA_LOSS naming `where` when it does not fit.
+Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& where);
 
 // Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
 Status ValidateKey(std::string_view key);

@@ -65,12 +65,7 @@ class LocalStore : public Store {
     if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
     if (!S_ISREG(st.st_mode)) return false;
     const uint64_t size = static_cast<uint64_t>(st.st_size);
-    uint64_t offset = range.suffix ? size - std::min(size, range.length) : range.offset;
-    if (range.length > size || offset > size - range.length) {
-      return DataLoss("range [" + std::to_string(offset) + ", +" + std::to_string(range.length) +
-                      ") is past the end of " + Where(key) + " (" + std::to_string(size) +
-                      " bytes)");
-    }
+    ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, size, Where(key)));
     out->resize(range.length);
     ZARRD_RETURN_IF_ERROR(ReadAt(fd, offset, out->data(), out->size(), key));
     return true;

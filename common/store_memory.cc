@@ -21,11 +21,7 @@ class MemoryStore : public Store {
     auto value = Find(key);
     if (!value) return false;
     const uint64_t size = value->size();
-    uint64_t offset = range.suffix ? size - std::min(size, range.length) : range.offset;
-    if (range.length > size || offset > size - range.length) {
-      return DataLoss("range [" + std::to_string(offset) + ", +" + std::to_string(range.length) +
-                      ") is past the end of \"" + key + "\" (" + std::to_string(size) + " bytes)");
-    }
+    ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, size, "\"" + key + "\""));
     out->assign(value->begin() + offset, value->begin() + offset + range.length);
     return true;
   }

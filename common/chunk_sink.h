@@ -1,0 +1,45 @@
+// Where a read puts decoded chunks. The engine decodes each chunk into the buffer `Begin` hands
+// out and gives it back to `Commit`, which places it in the result; chunks that are absent go to
+// `Fill`. The host sink writes into a result in host memory; the GPU sink (common/cuda/) stages
+// chunks in pinned memory and places them on the device, overlapping decode and upload.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/chunk_selection.h"
+#include "common/status.h"
+#include "common/store.h"
+
+namespace zarrd {
+
+class ChunkSink {
+ public:
+  struct Buffer {
+    uint8_t* data = nullptr;
+    void* token = nullptr;  // the sink's own handle for this buffer
+  };
+
+  virtual ~ChunkSink() = default;
+  // A buffer for one decoded chunk of `chunk_bytes` that goes to placement `p`.
+  virtual Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) = 0;
+  // `buffer` (from Begin) holds the decoded chunk.
+  virtual Status Commit(const Placement& p, const Buffer& buffer) = 0;
+  // Decoding into `buffer` failed: give it back unused.
+  virtual void Abandon(const Buffer& buffer) {}
+  // The selected part of an absent chunk reads as the fill value.
+  virtual Status Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) = 0;
+
+  // Sinks that place on the GPU take chunks that already live in GPU memory (a device-resident
+  // store holding raw chunks) without a trip through the host.
+  virtual bool accepts_device_values() const { return false; }
+  virtual Status CommitDevice(const Placement& p, const DeviceValue& value) {
+    return Unimplemented("this result is not in GPU memory");
+  }
+
+  // Called once after every chunk was handed over (also after an error): returns when the
+  // result is complete.
+  virtual Status Finish() { return OkStatus(); }
+};
+
+}  // namespace zarrd

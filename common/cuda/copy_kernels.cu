@@ -1,0 +1,205 @@
+#include <algorithm>
+
+#include "common/cuda/copy_kernels.h"
+#include "common/cuda/cuda_status.h"
+
+namespace zarrd::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Rows are the index space over every dimension but the last; the last is copied by the block.
+__device__ __forceinline__ void RowOffsets(const StridedCopyDesc& d, int64_t row, int64_t* src_off,
+                                           int64_t* dst_off) {
+  int64_t s = 0, t = 0;
+  for (int k = d.rank - 2; k >= 0; --k) {
+    const int64_t i = row % d.counts[k];
+    row /= d.counts[k];
+    s += i * d.src_strides[k];
+    t += i * d.dst_strides[k];
+  }
+  *src_off = s;
+  *dst_off = t;
+}
+
+template <typename T>
+__device__ __forceinline__ void CopyRow(const uint8_t* src, int64_t src_step, uint8_t* dst,
+                                        int64_t dst_step, int64_t n, const uint8_t* fill) {
+  if (src == nullptr) {
+    const T v = *reinterpret_cast<const T*>(fill);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      *reinterpret_cast<T*>(dst + i * dst_step) = v;
+    }
+    return;
+  }
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    *reinterpret_cast<T*>(dst + i * dst_step) = *reinterpret_cast<const T*>(src + i * src_step);
+  }
+}
+
+// Contiguous rows of bytes: the widest access both ends allow.
+__device__ __forceinline__ void CopyBytes(const uint8_t* src, uint8_t* dst, int64_t n,
+                                          const uint8_t* fill, int elem_size) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst) | static_cast<uintptr_t>(n) |
+                      (src ? reinterpret_cast<uintptr_t>(src) : 0);
+  if (src == nullptr) {
+    // A fill pattern repeats every elem_size bytes; 16-byte vectors hold whole patterns.
+    if ((a & 15) == 0) {
+      uint4 v;
+      uint8_t* vb = reinterpret_cast<uint8_t*>(&v);
+      for (int i = 0; i < 16; ++i) vb[i] = fill[i % elem_size];
+      for (int64_t i = threadIdx.x; i < n / 16; i += blockDim.x) {
+        reinterpret_cast<uint4*>(dst)[i] = v;
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = fill[i % elem_size];
+    }
+    return;
+  }
+  if ((a & 15) == 0) {
+    CopyRow<uint4>(src, 16, dst, 16, n / 16, nullptr);
+  } else if ((a & 7) == 0) {
+    CopyRow<uint2>(src, 8, dst, 8, n / 8, nullptr);
+  } else if ((a & 3) == 0) {
+    CopyRow<uint32_t>(src, 4, dst, 4, n / 4, nullptr);
+  } else {
+    CopyRow<uint8_t>(src, 1, dst, 1, n, nullptr);
+  }
+}
+
+__device__ void RunDesc(const StridedCopyDesc& d) {
+  int64_t rows = 1;
+  for (int k = 0; k + 1 < d.rank; ++k) rows *= d.counts[k];
+  const int last = d.rank - 1;
+  const int64_t n = d.counts[last];
+  // Normalize turned a last dimension contiguous on both sides into bytes (stride 1).
+  const bool bytes = d.dst_strides[last] == 1 && (d.src == nullptr || d.src_strides[last] == 1);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    int64_t so, to;
+    RowOffsets(d, row, &so, &to);
+    const uint8_t* src = d.src ? d.src + so : nullptr;
+    uint8_t* dst = d.dst + to;
+    if (bytes) {
+      CopyBytes(src, dst, n, d.fill, d.elem_size);
+      continue;
+    }
+    switch (d.elem_size) {
+      case 1: CopyRow<uint8_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+      case 2: CopyRow<uint16_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+      case 4: CopyRow<uint32_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+      case 8: CopyRow<uint2>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+      default: CopyRow<uint4>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+    }
+  }
+}
+
+__global__ void StridedCopyKernel(const StridedCopyDesc desc) { RunDesc(desc); }
+
+__global__ void StridedCopiesKernel(const StridedCopyDesc* descs) { RunDesc(descs[blockIdx.y]); }
+
+unsigned BlocksFor(const StridedCopyDesc& d) {
+  int64_t rows = 1;
+  for (int k = 0; k + 1 < d.rank; ++k) rows *= d.counts[k];
+  return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 1024));
+}
+
+// Drops one-element dimensions and merges neighbours contiguous on both sides; a fill has only
+// the destination side. Then turns a contiguous last dimension into bytes.
+Result<StridedCopyDesc> Normalize(StridedCopyDesc d, const int64_t* src_strides,
+                                  const int64_t* dst_strides, const int64_t* counts, size_t rank) {
+  int r = 0;
+  for (size_t k = 0; k < rank; ++k) {
+    if (counts[k] == 0) {
+      d.rank = 0;
+      return d;
+    }
+    if (counts[k] == 1) continue;
+    const int64_t ss = d.src ? src_strides[k] : 0;
+    if (r > 0) {
+      const bool src_merge = !d.src || d.src_strides[r - 1] == ss * counts[k];
+      if (src_merge && d.dst_strides[r - 1] == dst_strides[k] * counts[k]) {
+        d.counts[r - 1] *= counts[k];
+        d.src_strides[r - 1] = ss;
+        d.dst_strides[r - 1] = dst_strides[k];
+        continue;
+      }
+    }
+    if (r == kMaxCopyRank) {
+      return InvalidArgument("a GPU copy of more than " + std::to_string(kMaxCopyRank) +
+                             " non-contiguous dimensions is not supported");
+    }
+    d.counts[r] = counts[k];
+    d.src_strides[r] = ss;
+    d.dst_strides[r] = dst_strides[k];
+    ++r;
+  }
+  if (r == 0) {  // a single element
+    d.counts[0] = 1;
+    d.src_strides[0] = d.dst_strides[0] = d.elem_size;
+    r = 1;
+  }
+  d.rank = r;
+  const int last = r - 1;
+  const bool dst_contiguous = d.dst_strides[last] == d.elem_size;
+  const bool src_contiguous = !d.src || d.src_strides[last] == d.elem_size;
+  if (dst_contiguous && src_contiguous) {
+    d.counts[last] *= d.elem_size;
+    d.src_strides[last] = d.dst_strides[last] = 1;
+    if (d.src) d.elem_size = 1;  // fills keep the pattern length
+  }
+  return d;
+}
+
+}  // namespace
+
+Result<StridedCopyDesc> MakeCopyDesc(const uint8_t* src, const int64_t* src_strides, uint8_t* dst,
+                                     const int64_t* dst_strides, const int64_t* counts,
+                                     size_t rank, size_t elem_size) {
+  StridedCopyDesc d;
+  d.src = src;
+  d.dst = dst;
+  d.elem_size = static_cast<int32_t>(elem_size);
+  return Normalize(d, src_strides, dst_strides, counts, rank);
+}
+
+Result<StridedCopyDesc> MakeFillDesc(uint8_t* dst, const int64_t* dst_strides,
+                                     const int64_t* counts, size_t rank, const uint8_t* value,
+                                     size_t elem_size) {
+  StridedCopyDesc d;
+  d.dst = dst;
+  d.elem_size = static_cast<int32_t>(elem_size);
+  std::copy(value, value + elem_size, d.fill);
+  return Normalize(d, nullptr, dst_strides, counts, rank);
+}
+
+Status LaunchStridedCopy(const StridedCopyDesc& desc, cudaStream_t stream) {
+  if (desc.rank == 0) return OkStatus();
+  StridedCopyKernel<<<BlocksFor(desc), kThreads, 0, stream>>>(desc);
+  return CudaStatus(cudaGetLastError(), "strided copy kernel launch");
+}
+
+Status LaunchStridedCopies(const std::vector<StridedCopyDesc>& descs, uint8_t* pinned,
+                           uint8_t* device_scratch, cudaStream_t stream) {
+  size_t n = 0;
+  unsigned blocks = 1;
+  auto* staged = reinterpret_cast<StridedCopyDesc*>(pinned);
+  for (const auto& d : descs) {
+    if (d.rank == 0) continue;
+    staged[n++] = d;
+    blocks = std::max(blocks, BlocksFor(d));
+  }
+  if (n == 0) return OkStatus();
+  ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(device_scratch, pinned,
+                                                   n * sizeof(StridedCopyDesc),
+                                                   cudaMemcpyHostToDevice, stream),
+                                   "copy descriptors upload"));
+  auto* d = reinterpret_cast<const StridedCopyDesc*>(device_scratch);
+  for (size_t first = 0; first < n; first += 65535) {
+    const unsigned count = static_cast<unsigned>(std::min<size_t>(65535, n - first));
+    StridedCopiesKernel<<<dim3(blocks, count), kThreads, 0, stream>>>(d + first);
+    ZARRD_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "strided copies kernel launch"));
+  }
+  return OkStatus();
+}
+
+}  // namespace zarrd::cuda

@@ -1,0 +1,45 @@
+// A ChunkSink whose result lives in GPU memory. Decoded chunks are staged in pinned memory and
+// uploaded on the staging slots' streams (a kernel scatters those not contiguous in the
+// result) while other chunks decode; fills and chunks already in GPU memory are batched into
+// one kernel at Finish, which returns once the whole result is on the device.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "common/chunk_sink.h"
+#include "common/cuda/copy_kernels.h"
+#include "common/cuda/staging.h"
+
+namespace zarrd::cuda {
+
+class DeviceSink final : public ChunkSink {
+ public:
+  // `out` is device memory of the staging pool's device, holding the whole result of an array
+  // with `elem_size`-byte elements.
+  DeviceSink(StagingPool& staging, uint8_t* out, size_t elem_size)
+      : staging_(staging), out_(out), elem_size_(elem_size) {}
+
+  Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) override;
+  Status Commit(const Placement& p, const Buffer& buffer) override;
+  void Abandon(const Buffer& buffer) override;
+  Status Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) override;
+  bool accepts_device_values() const override { return true; }
+  Status CommitDevice(const Placement& p, const DeviceValue& value) override;
+  Status Finish() override;
+
+ private:
+  void Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> keepalive);
+
+  StagingPool& staging_;
+  uint8_t* out_;
+  size_t elem_size_;
+  std::mutex mutex_;
+  std::set<StagingSlot*> used_;  // slots with uploads of this result queued
+  std::vector<StridedCopyDesc> deferred_;
+  std::vector<std::shared_ptr<const void>> keepalive_;
+};
+
+}  // namespace zarrd::cuda

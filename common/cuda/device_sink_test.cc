@@ -1,0 +1,142 @@
+#include "common/cuda/device_sink.h"
+
+#include <gtest/gtest.h>
+
+#include "common/array.h"
+#include "common/cuda/cuda_test_util.h"
+#include "common/cuda/store_gpu.h"
+
+namespace zarrd::cuda {
+namespace {
+
+using nlohmann::json;
+
+// values[i] = 7 i + 1 over the flat C-order index; the reference walks the selection's indices.
+std::vector<int32_t> Pattern(int64_t n) {
+  std::vector<int32_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);
+  return v;
+}
+
+std::vector<int32_t> Reference(const std::vector<int32_t>& values,
+                               const std::vector<int64_t>& shape, const ResolvedSelection& sel) {
+  std::vector<int32_t> out;
+  std::vector<int64_t> k(shape.size(), 0);
+  const int64_t total = sel.num_elements();
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
+    out.push_back(values[flat]);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++k[d] < sel.dims[d].count) break;
+      k[d] = 0;
+    }
+  }
+  return out;
+}
+
+ArrayMetadata Meta(const std::string& kind) {
+  ArrayMetadata m;
+  m.format = ZarrFormat::kV3;
+  m.shape = {13, 11, 5};
+  m.chunk_shape = {4, 3, 2};
+  m.dtype = DataType::kInt32;
+  m.fill_value = FillValue(4, 0);
+  m.codecs = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])");
+  if (kind == "zstd") {
+    m.codecs.push_back(json::parse(R"({"name":"zstd","configuration":{"level":1}})"));
+  } else if (kind == "transpose-gzip") {
+    m.codecs = json::parse(R"([{"name":"transpose","configuration":{"order":[2,0,1]}},
+                               {"name":"bytes","configuration":{"endian":"big"}},
+                               {"name":"gzip","configuration":{"level":1}}])");
+  } else if (kind == "sharded") {
+    m.chunk_shape = {8, 6, 5};
+    m.codecs = json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[4,3,5],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}}])");
+  } else if (kind == "v2-F") {
+    m.format = ZarrFormat::kV2;
+    m.v2_order = 'F';
+    m.v2_endian = Endian::kBig;
+    m.v2_compressor = json::parse(R"({"id":"zlib","level":1})");
+    m.codecs = json();
+  }
+  return m;
+}
+
+// (store kind, codec kind): every pipeline through the staging path, and the GPU store both
+// raw (device-to-device) and compressed (through the host).
+class DeviceRead : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(DeviceRead, SelectionsMatchTheReference) {
+  ZARRD_REQUIRE_GPU();
+  const auto [store_kind, codec_kind] = GetParam();
+  std::shared_ptr<Store> store = MakeMemoryStore();
+  if (std::string(store_kind) == "gpu") {
+    auto gpu = MakeGpuStore({.name = "t", .device = 0, .capacity_bytes = 64 << 20});
+    ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+    store = *gpu;
+  }
+  auto array = Array::Create(store, "g/a", Meta(codec_kind));
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+  const auto shape = (*array)->metadata()->shape;
+  auto values = Pattern(13 * 11 * 5);
+  // Leave one chunk absent (fill value) by writing all but the last rows.
+  for (int64_t i = 0; i < 13 * 11 * 5; ++i)
+    if (i >= 12 * 11 * 5) values[i] = 0;
+  ASSERT_TRUE((*array)->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8);
+  for (const char* text : {"", "3", "-1, ::-1", "2:11:3, 1:, ::2", "::-4, 10:0:-3, 1",
+                           "12:1:-5, ..., -2", "5:5", ":, 7, :", "0, 0, 0"}) {
+    SCOPED_TRACE(text);
+    auto resolved = ResolveSelection(*ParseSelection(text), shape);
+    ASSERT_TRUE(resolved.ok());
+    auto expected = Reference(values, shape, *resolved);
+    const size_t nbytes = std::max<size_t>(4, expected.size() * 4);
+    uint8_t* out;
+    ASSERT_EQ(cudaMalloc(&out, nbytes), cudaSuccess);
+    cudaMemset(out, 0xAB, nbytes);
+    DeviceSink sink(staging, out, 4);
+    Status s = (*array)->ReadToSink(*resolved, sink);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    cudaFree(out);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pipelines, DeviceRead,
+    ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
+                      std::pair{"memory", "transpose-gzip"}, std::pair{"memory", "sharded"},
+                      std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
+                      std::pair{"gpu", "zstd"}));
+
+TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
+  ZARRD_REQUIRE_GPU();
+  auto store = *MakeGpuStore({.name = "cap", .device = 0, .capacity_bytes = 1 << 20});
+  EXPECT_TRUE(store->device_resident());
+  auto m = Meta("raw");
+  m.shape = {1024, 1024};
+  m.chunk_shape = {256, 256};  // 256 KiB chunks: four fit
+  auto array = *Array::Create(store, "big", m);
+  auto meta_value = store->GetDevice("big/zarr.json");
+  EXPECT_EQ(meta_value.status().code(), StatusCode::kFailedPrecondition);
+  std::vector<int32_t> ones(256 * 256, 1);
+  for (int c = 0; c < 4; ++c) {
+    auto sel = *ParseSelection("0:256, " + std::to_string(c * 256) + ":" +
+                               std::to_string(c * 256 + 256));
+    ASSERT_TRUE(array->Write(sel, ones.data(), ones.size() * 4).ok());
+  }
+  auto sel = *ParseSelection("256:512, 0:256");
+  Status full = array->Write(sel, ones.data(), ones.size() * 4);
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(full.message().find("GPU store is full"), std::string::npos) << full.message();
+  EXPECT_NE(full.message().find("c/1/0"), std::string::npos) << full.message();
+  ASSERT_TRUE(store->Delete("big/c/0/0").ok());
+  EXPECT_TRUE(array->Write(sel, ones.data(), ones.size() * 4).ok());
+}
+
+}  // namespace
+}  // namespace zarrd::cuda

@@ -1,0 +1,55 @@
+// Pinned host buffers for uploads, each with a device scratch buffer, a stream and an event.
+// A read decodes a chunk into a slot's pinned buffer, queues its upload on the slot's stream and
+// hands the slot back at once; the next user of the slot waits for that upload first. With more
+// slots than decoding threads, decode and upload overlap.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/status.h"
+
+namespace zarrd::cuda {
+
+struct StagingSlot {
+  uint8_t* pinned = nullptr;
+  size_t pinned_bytes = 0;
+  uint8_t* scratch = nullptr;  // device memory
+  size_t scratch_bytes = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;  // recorded after the slot's last queued work
+  size_t used_bytes = 0;       // what the current user staged
+};
+
+class StagingPool {
+ public:
+  StagingPool(int device, size_t max_slots) : device_(device), max_slots_(max_slots) {}
+  ~StagingPool();
+  StagingPool(const StagingPool&) = delete;
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  // A slot whose buffers hold `nbytes` and whose earlier work has finished; waits while all
+  // slots are taken.
+  Result<StagingSlot*> Acquire(size_t nbytes);
+  // After queuing work on slot->stream: records slot->done and returns the slot.
+  Status Release(StagingSlot* slot, bool queued_work);
+  int device() const { return device_; }
+  uint64_t pinned_bytes() const;
+
+ private:
+  Status Grow(StagingSlot* slot, size_t nbytes);
+  const int device_;
+  const size_t max_slots_;
+  mutable std::mutex mutex_;
+  std::condition_variable available_;
+  std::vector<std::unique_ptr<StagingSlot>> slots_;
+  std::deque<StagingSlot*> free_;  // oldest released first: most likely finished
+};
+
+}  // namespace zarrd::cuda

@@ -1,0 +1,27 @@
+// The GPU memory store: chunk values live in device memory of the server, metadata documents
+// (zarr.json, .zarray, .zattrs, .zgroup) on the host. Arrays stored raw (the bytes codec alone,
+// little-endian) are read to the GPU by a device-to-device copy, never touching the disk or the
+// CPU decoder; other arrays still work, through the host. Capacity is capped: a write that does
+// not fit is RESOURCE_EXHAUSTED.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/cuda/device_pool.h"
+#include "common/store.h"
+
+namespace zarrd::cuda {
+
+struct GpuStoreOptions {
+  std::string name;  // for messages
+  int device = 0;
+  uint64_t capacity_bytes = uint64_t{1} << 30;
+};
+
+Result<std::shared_ptr<Store>> MakeGpuStore(const GpuStoreOptions& options);
+
+// True for the keys a GPU store keeps on the host (metadata documents).
+bool IsMetadataKey(const std::string& key);
+
+}  // namespace zarrd::cuda
