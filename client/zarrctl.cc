@@ -8,6 +8,9 @@
 //     create STORE:PATH --metadata FILE   (a zarr.json or .zarray document)
 //     mkgroup STORE:PATH [--zarr-format 2|3]
 //     get STORE:PATH [SELECTION] -o FILE  (.npy, else raw little-endian bytes)
+//     get --prototype device STORE:PATH [SELECTION] [--gpu UUID]
+//                                      read into the server's GPU memory, print a checksum
+//                                      computed on the GPU (see client/device_checksum.h)
 //     put STORE:PATH [SELECTION] -i FILE.npy
 //     copy SRC_STORE:PATH DST_STORE:PATH [--overwrite]
 //     rm STORE:PATH
@@ -25,6 +28,9 @@
 #include <sstream>
 
 #include "client/client.h"
+#ifdef ZARRD_HAVE_CUDA
+#include "client/device_client.h"
+#endif
 #include "client/npy.h"
 #include "common/dtype.h"
 #include "common/selection.h"
@@ -176,6 +182,29 @@ int Copy(zarrd::client::Client& c, const Args& a) {
   return 0;
 }
 
+// get --prototype device: the result stays in GPU memory; a checksum computed there is printed.
+int GetDevice(zarrd::client::Client& c, const std::string& store, const std::string& path,
+              const pb::Selection& selection, const Args& a) {
+#ifdef ZARRD_HAVE_CUDA
+  zarrd::client::DeviceClient devices(c);
+  auto array = devices.Get(store, path, selection, a.get("--gpu", ""));
+  if (!array.ok()) return Fail(array.status());
+  auto sum = zarrd::client::ChecksumOnDevice((*array)->data(), (*array)->nbytes(),
+                                             (*array)->device());
+  if (!sum.ok()) return Fail(sum.status());
+  const auto& d = (*array)->descriptor();
+  std::cout << "device " << (*array)->buffer().gpu_uuid() << " " << d.data_type() << " "
+            << json(std::vector<int64_t>(d.shape().begin(), d.shape().end())).dump() << " "
+            << d.nbytes() << " bytes checksum sum=" << sum->sum << " weighted=" << sum->weighted
+            << "\n";
+  return 0;
+#else
+  (void)c, (void)store, (void)path, (void)selection, (void)a;
+  return Fail(zarrd::FailedPrecondition("--prototype device: no CUDA device (this zarrctl was "
+                                        "built without CUDA)"));
+#endif
+}
+
 int Run(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -288,6 +317,7 @@ int Run(int argc, char** argv) {
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
   if (!node->is_array) return Fail(zarrd::InvalidArgument(a.positional[1] + " is a group"));
+  if (cmd == "get" && prototype == "device") return GetDevice(c, store, path, *selection, a);
   if (cmd == "get") {
     if (!a.has("-o")) return Usage("get needs -o FILE");
     // The result size comes from the server: a one-element probe of the descriptor would cost a
@@ -297,8 +327,7 @@ int Run(int argc, char** argv) {
     if (!resolved.ok()) return Fail(resolved.status());
     std::vector<uint8_t> buf(resolved->num_elements() * node->item_size());
     pb::ArrayDescriptor d;
-    Status s = c.Get(store, path, *selection, buf.data(), buf.size(), &d,
-                     prototype == "device" ? pb::PROTOTYPE_DEVICE : pb::PROTOTYPE_HOST);
+    Status s = c.Get(store, path, *selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
     if (!s.ok()) return Fail(s);
     const std::string out = a.get("-o");
     if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {

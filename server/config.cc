@@ -28,6 +28,29 @@ Status ReadUnsigned(const json& j, const char* key, T* out) {
   return OkStatus();
 }
 
+// A device named by UUID string or ordinal (number or string).
+std::string DeviceKey(const json& j) {
+  return j.is_number_unsigned() ? std::to_string(j.get<uint64_t>())
+                                : (j.is_string() ? j.get<std::string>() : "");
+}
+
+Result<std::vector<DeviceConfig>> ParseDevices(const json& j) {
+  if (!j.is_array()) return Field("devices", "must be a list");
+  std::vector<DeviceConfig> devices;
+  for (const json& d : j) {
+    DeviceConfig dc;
+    if (!d.is_object() || DeviceKey(d.value("device", json())).empty()) {
+      return Field("devices[]", "needs \"device\": a UUID or an ordinal");
+    }
+    dc.device = DeviceKey(d["device"]);
+    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "pool_bytes", &dc.pool_bytes));
+    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "slab_bytes", &dc.slab_bytes));
+    if (dc.slab_bytes < (2u << 20)) return Field("devices[].slab_bytes", "must be at least 2 MiB");
+    devices.push_back(std::move(dc));
+  }
+  return devices;
+}
+
 }  // namespace
 
 ServerConfig DefaultConfig() {
@@ -50,7 +73,10 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "arrays",
                                                "shutdown_grace_seconds",
                                                "log_level",
-                                               "stream_decode_threads"};
+                                               "stream_decode_threads",
+                                               "devices",
+                                               "lease_ttl_seconds",
+                                               "lease_quota_bytes"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return Field(key, "is not a known setting");
   }
@@ -68,8 +94,12 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     const std::string where = "stores[" + store.name + "]";
     if (!names.insert(store.name).second) return Field(where, "is named twice");
     store.kind = s.value("kind", "local");
-    if (store.kind != "local" && store.kind != "memory") {
-      return Field(where + ".kind", "must be \"local\" or \"memory\"");
+    if (store.kind != "local" && store.kind != "memory" && store.kind != "gpu") {
+      return Field(where + ".kind", "must be \"local\", \"memory\" or \"gpu\"");
+    }
+    if (store.kind == "gpu") {
+      store.device = DeviceKey(s.value("device", json("0")));
+      ZARRD_RETURN_IF_ERROR(ReadUnsigned(s, "capacity_bytes", &store.capacity_bytes));
     }
     if (store.kind == "local") {
       if (!s.contains("root") || !s["root"].is_string())
@@ -137,6 +167,15 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
       c.overrides.push_back(std::move(o));
     }
   }
+  if (j.contains("devices")) {
+    ZARRD_ASSIGN_OR_RETURN(c.devices, ParseDevices(j["devices"]));
+  }
+  if (j.contains("lease_ttl_seconds")) {
+    if (!j["lease_ttl_seconds"].is_number() || j["lease_ttl_seconds"].get<double>() <= 0)
+      return Field("lease_ttl_seconds", "must be a positive number");
+    c.lease_ttl_seconds = j["lease_ttl_seconds"];
+  }
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "lease_quota_bytes", &c.lease_quota_bytes));
   if (j.contains("shutdown_grace_seconds")) {
     if (!j["shutdown_grace_seconds"].is_number())
       return Field("shutdown_grace_seconds", "must be a number");

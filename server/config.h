@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,19 @@ namespace zarrd::server {
 
 struct StoreConfig {
   std::string name;
-  std::string kind = "local";  // "local" | "memory"
+  std::string kind = "local";  // "local" | "memory" | "gpu"
   std::string root;            // local stores: a directory, relative to the config file
   bool read_only = false;
   bool fsync = false;
+  std::string device = "0";            // gpu stores: UUID or ordinal
+  uint64_t capacity_bytes = 1ull << 30;  // gpu stores: chunk bytes held at most
+};
+
+// A GPU the server serves DEVICE results from, with its pool.
+struct DeviceConfig {
+  std::string device;  // UUID ("GPU-...") or ordinal
+  uint64_t pool_bytes = 0;               // 0: half of the device's memory
+  uint64_t slab_bytes = 1ull << 30;      // pool growth step; larger results get their own slab
 };
 
 enum class PrototypeKind { kHost, kDevice };
@@ -40,7 +50,13 @@ struct ServerConfig {
   uint64_t max_unary_result_bytes = 4 << 20;
   uint32_t stream_piece_bytes = 4 << 20;
   PrototypeKind default_prototype = PrototypeKind::kHost;
+  // Array overrides by name. Without one, arrays of rank 0 or 1 (coordinates) resolve an
+  // unspecified prototype to HOST even when the default is DEVICE.
   std::vector<ArrayOverride> overrides;
+  // nullopt: every visible GPU with default pools; empty: none.
+  std::optional<std::vector<DeviceConfig>> devices;
+  double lease_ttl_seconds = 300;
+  uint64_t lease_quota_bytes = 0;  // per client process; 0: the pool's capacity
   double shutdown_grace_seconds = 10;
   std::string log_level = "info";
 };

@@ -1,5 +1,7 @@
 #include "server/host_regions.h"
 
+#include "server/client_process.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -81,7 +83,7 @@ size_t HostRegionRegistry::ReapOrphans() {
     std::lock_guard lock(mutex_);
     for (auto it = regions_.begin(); it != regions_.end();) {
       const int pid = it->second->owner_pid();
-      if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      if (ClientExited(pid)) {
         orphans.push_back(it->second);
         it = regions_.erase(it);
       } else {

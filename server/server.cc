@@ -15,11 +15,19 @@ namespace zarrd::server {
 
 Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   std::unique_ptr<ZarrdServer> s(new ZarrdServer());
+  std::random_device rd;
+  s->epoch_ = (static_cast<uint64_t>(rd()) << 32 | rd()) ^
+              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  ZARRD_ASSIGN_OR_RETURN(auto devices, MakeDeviceBackend(config, s->epoch_));
   std::map<std::string, NamedStore> stores;
   for (const auto& sc : config.stores) {
     std::shared_ptr<Store> store;
     if (sc.kind == "memory") {
       store = MakeMemoryStore();
+    } else if (sc.kind == "gpu") {
+      auto gpu = devices->MakeGpuStore(sc);
+      if (!gpu.ok()) return gpu.status().WithContext("store \"" + sc.name + "\"");
+      store = std::move(*gpu);
     } else {
       ZARRD_ASSIGN_OR_RETURN(store, OpenLocalStore(sc.root, {.fsync = sc.fsync}));
     }
@@ -27,10 +35,8 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
                  sc.read_only ? " (read-only)" : "");
     stores[sc.name] = NamedStore{sc, store};
   }
-  std::random_device rd;
-  s->epoch_ = (static_cast<uint64_t>(rd()) << 32 | rd()) ^
-              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  s->service_ = std::make_unique<ZarrdService>(config, std::move(stores), s->epoch_);
+  s->service_ =
+      std::make_unique<ZarrdService>(config, std::move(stores), s->epoch_, std::move(devices));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -95,7 +95,7 @@ Result<json> ParseJsonField(const std::string& text, const char* field, bool all
 }  // namespace
 
 ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores,
-                           uint64_t epoch)
+                           uint64_t epoch, std::unique_ptr<DeviceBackend> devices)
     : config_(std::move(config)),
       stores_(std::move(stores)),
       epoch_(epoch),
@@ -103,11 +103,14 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
                                        : std::max(2u, std::thread::hardware_concurrency())),
       stream_decoder_(config_.stream_decode_threads
                           ? config_.stream_decode_threads
-                          : std::max(1u, std::thread::hardware_concurrency() / 4)) {
+                          : std::max(1u, std::thread::hardware_concurrency() / 4)),
+      devices_(std::move(devices)) {
   reaper_ = std::thread([this] {
     std::unique_lock lock(reaper_mutex_);
-    while (!reaper_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+    while (!reaper_cv_.wait_for(lock, std::chrono::milliseconds(250),
+                                [this] { return stopping_; })) {
       host_regions_.ReapOrphans();
+      devices_->Reap();
     }
   });
 }
@@ -174,19 +177,21 @@ void ZarrdService::Forget(const std::string& store, const std::string& prefix) {
   }
 }
 
-Status ZarrdService::CheckPrototype(const pb::GetItemRequest& req) const {
-  PrototypeKind prototype = config_.default_prototype;
+Result<PrototypeKind> ZarrdService::ResolvePrototype(const pb::GetItemRequest& req,
+                                                     size_t rank) const {
+  if (req.prototype() == pb::PROTOTYPE_HOST) {
+    if (req.has_device_region()) return InvalidArgument("device_region needs prototype DEVICE");
+    return PrototypeKind::kHost;
+  }
+  if (req.prototype() == pb::PROTOTYPE_DEVICE || req.has_device_region()) {
+    if (req.has_host_region()) return InvalidArgument("host_region needs prototype HOST");
+    return PrototypeKind::kDevice;
+  }
   for (const auto& o : config_.overrides) {
-    if (o.store == req.store() && o.path == req.path()) prototype = o.prototype;
+    if (o.store == req.store() && o.path == req.path()) return o.prototype;
   }
-  if (req.prototype() == pb::PROTOTYPE_HOST) prototype = PrototypeKind::kHost;
-  if (req.prototype() == pb::PROTOTYPE_DEVICE) prototype = PrototypeKind::kDevice;
-  if (prototype == PrototypeKind::kDevice) {
-    return FailedPrecondition("DEVICE results for " + NodeName(req.store(), req.path()) +
-                              ": no CUDA device is served by this build of zarrd (the DEVICE "
-                              "prototype arrives with the GPU pools)");
-  }
-  return OkStatus();
+  if (rank <= 1 || req.has_host_region()) return PrototypeKind::kHost;
+  return config_.default_prototype;
 }
 
 grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
@@ -208,6 +213,7 @@ grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
     resp->set_default_prototype(config_.default_prototype == PrototypeKind::kDevice
                                     ? pb::PROTOTYPE_DEVICE
                                     : pb::PROTOTYPE_HOST);
+    devices_->Describe(resp);
     return OkStatus();
   });
 }
@@ -352,9 +358,9 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
   return RunUnary(
       "GetItem", NodeName(req->store(), req->path()),
       [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
-        ZARRD_RETURN_IF_ERROR(CheckPrototype(*req));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         auto m = array->metadata();
+        ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, ResolvePrototype(*req, m->rank()));
         auto sel = ResolveSelection(FromProto(req->selection()), m->shape);
         if (!sel.ok()) return sel.status().WithContext("array '" + req->path() + "'");
         Describe(*m, *sel, resp->mutable_array());
@@ -365,6 +371,11 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    std::to_string(config_.max_result_bytes));
         }
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
+        if (prototype == PrototypeKind::kDevice) {
+          resp->mutable_array()->set_prototype(pb::PROTOTYPE_DEVICE);
+          return devices_->Read(*array, *sel, *req, io, resp);
+        }
+        resp->mutable_array()->set_prototype(pb::PROTOTYPE_HOST);
         if (req->has_host_region()) {
           ZARRD_ASSIGN_OR_RETURN(auto region, host_regions_.Find(req->host_region().region_id()));
           if (req->host_region().nbytes() != nbytes) {
@@ -397,6 +408,12 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         const Selection sel = FromProto(req->selection());
+        if (req->lease_id() != 0 || req->has_device_region()) {
+          ZARRD_ASSIGN_OR_RETURN(Bytes input, devices_->CopyInput(*req));
+          ZARRD_RETURN_IF_ERROR(array->Write(sel, input.data(), input.size(), io));
+          resp->set_nbytes_written(input.size());
+          return OkStatus();
+        }
         if (req->has_host_region()) {
           ZARRD_ASSIGN_OR_RETURN(auto region, host_regions_.Find(req->host_region().region_id()));
           ZARRD_ASSIGN_OR_RETURN(
@@ -431,6 +448,35 @@ grpc::ServerUnaryReactor* ZarrdService::UnregisterHostRegion(
   return RunUnary("UnregisterHostRegion", req->region_id(), [this, req](const std::atomic<bool>&) {
     return host_regions_.Unregister(req->region_id());
   });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::ReleaseLease(grpc::CallbackServerContext*,
+                                                     const pb::ReleaseLeaseRequest* req,
+                                                     pb::ReleaseLeaseResponse*) {
+  return RunUnary("ReleaseLease", std::to_string(req->lease_id()),
+                  [this, req](const std::atomic<bool>&) {
+                    return devices_->ReleaseLease(req->lease_id());
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::RegisterDeviceRegion(
+    grpc::CallbackServerContext*, const pb::RegisterDeviceRegionRequest* req,
+    pb::RegisterDeviceRegionResponse* resp) {
+  return RunUnary("RegisterDeviceRegion", req->gpu_uuid(),
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(std::string id, devices_->RegisterRegion(*req));
+                    resp->set_region_id(id);
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::UnregisterDeviceRegion(
+    grpc::CallbackServerContext*, const pb::UnregisterDeviceRegionRequest* req,
+    pb::UnregisterDeviceRegionResponse*) {
+  return RunUnary("UnregisterDeviceRegion", req->region_id(),
+                  [this, req](const std::atomic<bool>&) {
+                    return devices_->UnregisterRegion(req->region_id());
+                  });
 }
 
 }  // namespace zarrd::server

@@ -14,6 +14,7 @@
 #include "common/store.h"
 #include "common/thread_pool.h"
 #include "server/config.h"
+#include "server/device_backend.h"
 #include "server/host_regions.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
 
@@ -33,7 +34,8 @@ grpc::Status ToGrpc(const Status& status);
 class ZarrdService final
     : public pb::Zarrd::WithRawCallbackMethod_GetItemStream<pb::Zarrd::CallbackService> {
  public:
-  ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch);
+  ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch,
+               std::unique_ptr<DeviceBackend> devices);
   ~ZarrdService() override;
 
   // From now on new requests are answered UNAVAILABLE; those in flight go on.
@@ -65,6 +67,15 @@ class ZarrdService final
                                     pb::SetItemResponse* resp) override;
   grpc::ServerReadReactor<pb::SetItemRequest>* SetItemStream(grpc::CallbackServerContext* ctx,
                                                              pb::SetItemResponse* resp) override;
+  grpc::ServerUnaryReactor* ReleaseLease(grpc::CallbackServerContext* ctx,
+                                         const pb::ReleaseLeaseRequest* req,
+                                         pb::ReleaseLeaseResponse* resp) override;
+  grpc::ServerUnaryReactor* RegisterDeviceRegion(grpc::CallbackServerContext* ctx,
+                                                 const pb::RegisterDeviceRegionRequest* req,
+                                                 pb::RegisterDeviceRegionResponse* resp) override;
+  grpc::ServerUnaryReactor* UnregisterDeviceRegion(grpc::CallbackServerContext* ctx,
+                                                   const pb::UnregisterDeviceRegionRequest* req,
+                                                   pb::UnregisterDeviceRegionResponse* resp) override;
   grpc::ServerWriteReactor<pb::GetItemResponse>* StreamBytes(
       grpc::CallbackServerContext* ctx, const pb::StreamBytesRequest* req) override;
   grpc::ServerUnaryReactor* RegisterHostRegion(grpc::CallbackServerContext* ctx,
@@ -77,8 +88,9 @@ class ZarrdService final
   // Shared by the handlers (public for the stream reactors in service_stream.cc).
   Result<std::shared_ptr<Array>> OpenArray(const std::string& store, const std::string& path);
   Result<NamedStore*> FindStore(const std::string& name, bool for_write);
-  // Resolves the prototype and refuses what this build cannot serve yet.
-  Status CheckPrototype(const pb::GetItemRequest& req) const;
+  // The request's prototype, else the array's override, else HOST for arrays of rank 0 or 1
+  // (coordinates), else the server's default.
+  Result<PrototypeKind> ResolvePrototype(const pb::GetItemRequest& req, size_t rank) const;
   const ServerConfig& config() const { return config_; }
   ThreadPool& executor() { return executor_; }
   ThreadPool& stream_decoder() { return stream_decoder_; }
@@ -98,9 +110,10 @@ class ZarrdService final
   ThreadPool executor_;
   ThreadPool stream_decoder_;
   HostRegionRegistry host_regions_;
+  std::unique_ptr<DeviceBackend> devices_;
   std::atomic<bool> draining_{false};
   std::atomic<size_t> in_flight_{0};
-  std::thread reaper_;  // drops host regions of clients that died
+  std::thread reaper_;  // drops regions and leases of clients that died, and expired leases
   std::mutex reaper_mutex_;
   std::condition_variable reaper_cv_;
   bool stopping_ = false;

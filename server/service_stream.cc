@@ -143,12 +143,16 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   Status ProduceAll() {
     if (!parsed_.ok()) return InvalidArgument("GetItemStream: the request does not parse");
     if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
-    ZARRD_RETURN_IF_ERROR(service_->CheckPrototype(*req_));
-    if (req_->has_host_region()) {
-      return InvalidArgument("host_region: use GetItem, which writes the region in place");
+    if (req_->has_host_region() || req_->has_device_region()) {
+      return InvalidArgument("regions: use GetItem, which writes the region in place");
     }
     ZARRD_ASSIGN_OR_RETURN(auto array, service_->OpenArray(req_->store(), req_->path()));
     auto m = array->metadata();
+    ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, service_->ResolvePrototype(*req_, m->rank()));
+    if (prototype == PrototypeKind::kDevice) {
+      return InvalidArgument("GetItemStream serves HOST results; DEVICE results of " +
+                             req_->store() + ":" + req_->path() + " come from GetItem");
+    }
     auto sel = ResolveSelection(FromProto(req_->selection()), m->shape);
     if (!sel.ok()) return sel.status().WithContext("array '" + req_->path() + "'");
     pb::GetItemResponse first;

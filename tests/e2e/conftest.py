@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -10,8 +11,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-ZARRD = os.environ.get("ZARRD_BIN", "")
-ZARRCTL = os.environ.get("ZARRCTL_BIN", "")
+# Commands, split like a shell would (the GPU machine runs them through a bundle's `run`).
+ZARRD = shlex.split(os.environ.get("ZARRD_BIN", ""))
+ZARRCTL = shlex.split(os.environ.get("ZARRCTL_BIN", ""))
 
 
 class Server:
@@ -29,7 +31,7 @@ class Server:
         config.update(extra_config or {})
         (self.workdir / "zarrd.json").write_text(json.dumps(config))
         self.log = open(self.workdir / "zarrd.log", "w+")
-        self.proc = subprocess.Popen([ZARRD, "--config", str(self.workdir / "zarrd.json")],
+        self.proc = subprocess.Popen([*ZARRD, "--config", str(self.workdir / "zarrd.json")],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -72,7 +74,7 @@ def stub(server):
 
 
 def zarrctl(address, *args, check=True):
-    proc = subprocess.run([ZARRCTL, "--address", address, *map(str, args)], capture_output=True,
+    proc = subprocess.run([*ZARRCTL, "--address", address, *map(str, args)], capture_output=True,
                           text=True, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(f"zarrctl {args} exited {proc.returncode}: {proc.stderr}")

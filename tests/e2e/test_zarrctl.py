@@ -105,7 +105,7 @@ def test_concurrent_clients_write_disjoint_parts_of_shared_chunks(server, tmp_pa
         block = np.arange(16 * 4, dtype="<i4").reshape(16, 4) + 1000 * t + 1
         np.save(tmp_path / f"block{t}.npy", block)
         addr = server.tcp if t % 2 else server.unix
-        procs.append(subprocess.Popen([ZARRCTL, "--address", addr, "put", "local:c",
+        procs.append(subprocess.Popen([*ZARRCTL, "--address", addr, "put", "local:c",
                                        f":, {t}::16", "-i", tmp_path / f"block{t}.npy"],
                                       stderr=subprocess.PIPE))
     for p in procs:

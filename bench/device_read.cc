@@ -1,0 +1,229 @@
+// device_read: the 1 GiB reference array read into GPU memory, beside (a) the engine's host
+// read, (b) pinned host-to-device bandwidth and (c) tensorstore's read plus a CuPy upload, and
+// the GPU memory store's read beside a device-to-device copy, all in one run.
+//
+//   device_read [--dir DIR] [--zarrd PATH] [--python PYTHON] [--repeat R]
+//
+// Rates are array bytes (1 GiB) over the best of R runs.
+#include <cuda_runtime.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bench/reference_array.h"
+#include "client/device_client.h"
+#include "common/cuda/cuda_status.h"
+#include "common/cuda/device_sink.h"
+#include "common/cuda/store_gpu.h"
+
+extern char** environ;
+
+namespace zarrd::bench {
+namespace {
+
+namespace pb = ::zarrd::v1;
+constexpr size_t kTotal = size_t{16384} * 16384 * 4;
+
+void Check(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "device_read: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+void CheckCuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "device_read: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+double Best(int repeat, const std::function<Status()>& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    const double t0 = NowSeconds();
+    Check(f());
+    best = std::min(best, NowSeconds() - t0);
+  }
+  return best;
+}
+
+double Rate(double seconds) { return kTotal / seconds / 1e9; }
+
+// The peer: tensorstore + CuPy in another process; returns its best read+upload seconds.
+double TensorstoreCupy(const std::string& python, const std::string& script,
+                       const std::string& path, int repeat) {
+  const std::string cmd = python + " " + script + " " + path + " --repeat " +
+                          std::to_string(repeat) + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  if (!p || ::pclose(p) != 0) {
+    std::fprintf(stderr, "device_read: the tensorstore peer failed:\n%s\n", out.c_str());
+    return 0;
+  }
+  auto j = nlohmann::json::parse(out.substr(out.rfind('{')));
+  return j["read_upload_s"].get<double>();
+}
+
+int Main(int argc, char** argv) {
+  std::string dir = "zarrd-bench-data", zarrd, python = "python3";
+  int repeat = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--dir") dir = argv[i + 1];
+    if (k == "--zarrd") zarrd = argv[i + 1];
+    if (k == "--python") python = argv[i + 1];
+    if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
+  }
+  const auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
+  if (zarrd.empty()) {
+    for (auto candidate : {self / "zarrd", self / ".." / "server" / "zarrd"}) {
+      if (std::filesystem::exists(candidate)) zarrd = candidate.string();
+    }
+  }
+  std::string script = (std::filesystem::path(__FILE__).parent_path() / "tensorstore_cupy.py");
+  if (!std::filesystem::exists(script)) script = (self / "tensorstore_cupy.py").string();
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  ThreadPool pool(hw - 1);
+  auto store = *OpenLocalStore(dir);
+  auto r1 = OpenOrWriteReference(store, "r1", {}, pool);
+  Check(r1.status());
+
+  cudaDeviceProp prop;
+  CheckCuda(cudaGetDeviceProperties(&prop, 0), "device");
+  std::printf("device_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); %s, "
+              "%zu cores; best of %d\n", prop.name, hw, repeat);
+
+  // (a) the engine's host read.
+  uint8_t* host = nullptr;
+  CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&host), kTotal, cudaHostAllocDefault), "pinned");
+  std::vector<uint8_t> pageable(kTotal);
+  std::memset(pageable.data(), 0, kTotal);
+  const double engine_host = Rate(Best(repeat, [&] {
+    return (*r1)->Read({}, pageable.data(), kTotal, {.pool = &pool});
+  }));
+  std::memcpy(host, pageable.data(), kTotal);
+
+  // (b) pinned host-to-device bandwidth, and a device-to-device copy.
+  uint8_t *dev = nullptr, *dev2 = nullptr;
+  CheckCuda(cudaMalloc(&dev, kTotal), "cudaMalloc");
+  CheckCuda(cudaMalloc(&dev2, kTotal), "cudaMalloc");
+  const double h2d = Rate(Best(repeat, [&] {
+    return cuda::CudaStatus(cudaMemcpy(dev, host, kTotal, cudaMemcpyHostToDevice), "h2d");
+  }));
+  const double d2d = Rate(Best(repeat + 2, [&] {
+    return cuda::CudaStatus(cudaMemcpy(dev2, dev, kTotal, cudaMemcpyDeviceToDevice), "d2d");
+  }));
+
+  // The engine's DEVICE read, in-process.
+  cuda::StagingPool staging(0, 2 * hw + 2);
+  auto resolved = *ResolveSelection({}, {16384, 16384});
+  const double engine_device = Rate(Best(repeat, [&] {
+    cudaMemset(dev, 0, kTotal);
+    cuda::DeviceSink sink(staging, dev, 4);
+    return (*r1)->ReadToSink(resolved, sink, {.pool = &pool});
+  }));
+  std::vector<uint8_t> back(kTotal);
+  CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+  const bool engine_equal = std::memcmp(back.data(), host, kTotal) == 0;
+
+  // The GPU memory store, in-process: the same values stored raw (R2), read device to device.
+  auto gmem = *cuda::MakeGpuStore({.name = "bench", .device = 0, .capacity_bytes = 2 * kTotal});
+  ArrayMetadata raw = *(*r1)->metadata();
+  raw.codecs = nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])");
+  auto r2 = *Array::Create(gmem, "r2", raw);
+  Check(r2->Write({}, host, kTotal, {.pool = &pool}));
+  const double gpu_store_engine = Rate(Best(repeat + 2, [&] {
+    cuda::DeviceSink sink(staging, dev2, 4);
+    return r2->ReadToSink(resolved, sink, {.pool = &pool});
+  }));
+  CheckCuda(cudaMemcpy(back.data(), dev2, kTotal, cudaMemcpyDeviceToHost), "d2h");
+  const bool store_equal = std::memcmp(back.data(), host, kTotal) == 0;
+
+  // Through zarrd, from this process: a DEVICE read of R1, and of R2 in zarrd's GPU store.
+  const std::string socket = "/tmp/zarrd-devbench-" + std::to_string(::getpid()) + ".sock";
+  const std::string config = "/tmp/zarrd-devbench-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(config) << nlohmann::json{
+      {"stores",
+       {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
+        {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
+      {"listen", {"unix:" + socket}},
+      {"log_level", "warn"}}.dump();
+  pid_t pid;
+  const char* zargv[] = {zarrd.c_str(), "--config", config.c_str(), nullptr};
+  if (posix_spawn(&pid, zarrd.c_str(), nullptr, nullptr, const_cast<char**>(zargv), environ)) {
+    std::fprintf(stderr, "device_read: cannot start %s\n", zarrd.c_str());
+    return 1;
+  }
+  auto c = client::Client::Connect("unix:" + socket, 30);
+  Check(c.status());
+  client::DeviceClient devices(**c);
+  auto served = [&](const std::string& st, const std::string& path, double* seconds) {
+    std::vector<double> times;
+    for (int r = 0; r < repeat + 1; ++r) {  // the first maps the slab: warm-up
+      const double t0 = NowSeconds();
+      auto a = devices.Get(st, path, {});
+      Check(a.status());
+      times.push_back(NowSeconds() - t0);
+      if (r == repeat) {
+        CheckCuda(cudaMemcpy(back.data(), (*a)->data(), kTotal, cudaMemcpyDeviceToHost), "d2h");
+      }
+    }
+    *seconds = *std::min_element(times.begin() + 1, times.end());
+    return std::memcmp(back.data(), host, kTotal) == 0;
+  };
+  double served_r1_s = 0, served_r2_s = 0;
+  const bool served_r1_equal = served("bench", "r1", &served_r1_s);
+  Check((*c)->CreateArray("gmem", "r2", ToV3Json(raw)).status());
+  Check((*c)->Set("gmem", "r2", {}, host, kTotal));
+  const bool served_r2_equal = served("gmem", "r2", &served_r2_s);
+  const uint64_t opens = devices.handle_opens();
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+
+  // (c) the peer.
+  const double peer_s = TensorstoreCupy(python, script, std::filesystem::absolute(dir / std::filesystem::path("r1")).string(), repeat);
+  const double peer = peer_s > 0 ? Rate(peer_s) : 0;
+
+  auto row = [](const char* what, double gbs, const std::string& note) {
+    std::printf("%-46s %9.2f GB/s  %s\n", what, gbs, note.c_str());
+  };
+  auto pct = [](double a, double b) { return b > 0 ? std::to_string(int(100 * a / b + 0.5)) + "%" : "n/a"; };
+  auto times = [](double a, double b) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.2fx", b > 0 ? a / b : 0.0);
+    return std::string(s);
+  };
+  row("(a) engine host read", engine_host, "");
+  row("(b) pinned host-to-device copy", h2d, "");
+  row("(c) tensorstore read + CuPy upload", peer, peer > 0 ? "" : "(peer failed)");
+  row("engine DEVICE read, in-process", engine_device,
+      pct(engine_device, engine_host) + " of (a), " + times(engine_device, peer) + " (c)" +
+          (engine_equal ? "" : "  VALUES DIFFER"));
+  row("zarrd DEVICE read, client process", Rate(served_r1_s),
+      pct(Rate(served_r1_s), engine_host) + " of (a) [target 90%], " +
+          times(Rate(served_r1_s), peer) + " (c) [target 2x]" +
+          (served_r1_equal ? "" : "  VALUES DIFFER"));
+  row("device-to-device copy", d2d, "");
+  row("GPU store DEVICE read (R2), in-process", gpu_store_engine,
+      pct(gpu_store_engine, d2d) + " of the copy" + (store_equal ? "" : "  VALUES DIFFER"));
+  row("GPU store DEVICE read (R2), client process", Rate(served_r2_s),
+      pct(Rate(served_r2_s), d2d) + " of the copy [target 1000 GB/s]" +
+          (served_r2_equal ? "" : "  VALUES DIFFER"));
+  std::printf("IPC handles opened by the client: %llu (one per slab)\n",
+              static_cast<unsigned long long>(opens));
+  return engine_equal && store_equal && served_r1_equal && served_r2_equal ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace zarrd::bench
+
+int main(int argc, char** argv) { return zarrd::bench::Main(argc, argv); }

@@ -1,0 +1,298 @@
+#include <cuda_runtime.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/cuda/cuda_status.h"
+#include "common/cuda/device_info.h"
+#include "common/cuda/device_pool.h"
+#include "common/cuda/device_sink.h"
+#include "common/cuda/ipc.h"
+#include "common/cuda/staging.h"
+#include "common/cuda/store_gpu.h"
+#include "server/client_process.h"
+#include "server/device_backend.h"
+#include "server/leases.h"
+
+namespace zarrd::server {
+namespace {
+
+namespace cu = ::zarrd::cuda;
+
+struct Device {
+  cu::DeviceInfo info;
+  std::shared_ptr<cu::DevicePool> pool;
+  std::unique_ptr<cu::StagingPool> staging;
+};
+
+// A client's device allocation, opened here by IPC. Requests hold a reference while they use it.
+struct DeviceRegion {
+  std::string id;
+  Device* device;
+  std::shared_ptr<cu::IpcMapping> mapping;
+  uint64_t offset, nbytes;
+  int owner_pid;
+  uint8_t* data() const { return mapping->base() + offset; }
+};
+
+int64_t UnixMillis(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+class CudaDeviceBackend final : public DeviceBackend {
+ public:
+  CudaDeviceBackend(const ServerConfig& config, uint64_t epoch)
+      : epoch_(epoch),
+        leases_(std::chrono::milliseconds(static_cast<int64_t>(config.lease_ttl_seconds * 1000)),
+                config.lease_quota_bytes),
+        lease_ttl_seconds_(config.lease_ttl_seconds) {}
+
+  Status AddDevice(const DeviceConfig& dc) {
+    ZARRD_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::FindDevice(dc.device));
+    for (const auto& d : devices_) {
+      if (d->info.uuid == info.uuid) return InvalidArgument("devices: " + info.uuid + " twice");
+    }
+    const uint64_t capacity = dc.pool_bytes ? dc.pool_bytes : info.total_memory / 2;
+    auto device = std::make_unique<Device>();
+    device->info = info;
+    ZARRD_ASSIGN_OR_RETURN(device->pool,
+                           cu::DevicePool::Create({.device = info.ordinal,
+                                                   .name = info.uuid,
+                                                   .capacity_bytes = capacity,
+                                                   .slab_bytes = std::min(dc.slab_bytes, capacity),
+                                                   .export_ipc = true}));
+    device->staging = std::make_unique<cu::StagingPool>(
+        info.ordinal, 2 * std::max(2u, std::thread::hardware_concurrency()) + 2);
+    spdlog::info("device {} ({}, ordinal {}): pool of {} MiB, slabs of {} MiB", info.uuid,
+                 info.name, info.ordinal, capacity >> 20, std::min(dc.slab_bytes, capacity) >> 20);
+    devices_.push_back(std::move(device));
+    return OkStatus();
+  }
+
+  void Describe(pb::ServerInfoResponse* info) const override {
+    info->set_lease_ttl_seconds(lease_ttl_seconds_);
+    std::map<const Device*, uint64_t> regions;
+    {
+      std::lock_guard lock(regions_mutex_);
+      for (const auto& [id, r] : regions_) ++regions[r->device];
+    }
+    for (const auto& d : devices_) {
+      auto* di = info->add_devices();
+      di->set_uuid(d->info.uuid);
+      di->set_ordinal(d->info.ordinal);
+      di->set_name(d->info.name);
+      di->set_total_memory(d->info.total_memory);
+      const cu::PoolStats s = d->pool->stats();
+      const LeaseStats l = leases_.Stats(d->info.uuid);
+      auto* p = info->add_pools();
+      p->set_gpu_uuid(d->info.uuid);
+      p->set_capacity_bytes(s.capacity_bytes);
+      p->set_reserved_bytes(s.reserved_bytes);
+      p->set_in_use_bytes(s.in_use_bytes);
+      p->set_leased_bytes(l.bytes);
+      p->set_slabs(s.slabs);
+      p->set_leases(l.leases);
+      p->set_device_regions(regions[d.get()]);
+    }
+  }
+
+  Result<std::shared_ptr<Store>> MakeGpuStore(const StoreConfig& config) override {
+    ZARRD_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::FindDevice(config.device));
+    return cu::MakeGpuStore(
+        {.name = config.name, .device = info.ordinal, .capacity_bytes = config.capacity_bytes});
+  }
+
+  Status Read(const Array& array, const ResolvedSelection& selection,
+              const pb::GetItemRequest& req, const IoOptions& io,
+              pb::GetItemResponse* resp) override {
+    const uint64_t nbytes = resp->array().nbytes();
+    const size_t es = ItemSize(array.metadata()->dtype);
+    auto* out = resp->mutable_device_buffer();
+    out->set_server_epoch(epoch_);
+    if (req.has_device_region()) {
+      const auto& target = req.device_region();
+      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(target.region_id()));
+      if (!req.device_uuid().empty() && req.device_uuid() != region->device->info.uuid) {
+        return InvalidArgument("device_region " + region->id + " is on " +
+                               region->device->info.uuid + ", not " + req.device_uuid());
+      }
+      if (target.nbytes() != nbytes) {
+        return InvalidArgument("device_region.nbytes is " + std::to_string(target.nbytes()) +
+                               ", the result has " + std::to_string(nbytes));
+      }
+      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), nbytes));
+      cu::DeviceSink sink(*region->device->staging, region->data() + target.offset(), es);
+      ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+      out->set_gpu_uuid(region->device->info.uuid);
+      out->set_offset(target.offset());
+      out->set_nbytes(nbytes);
+      return OkStatus();
+    }
+    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.device_uuid()));
+    ZARRD_ASSIGN_OR_RETURN(auto allocation, device->pool->Allocate(nbytes));
+    cu::DeviceSink sink(*device->staging, allocation->data(), es);
+    ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+    ZARRD_ASSIGN_OR_RETURN(auto handle, device->pool->IpcHandle(allocation->slab_id()));
+    Lease lease{.client_pid = req.client_pid(),
+                .data = allocation->data(),
+                .nbytes = nbytes,
+                .device = device->info.uuid};
+    out->set_slab_id(allocation->slab_id());
+    out->set_offset(allocation->offset());
+    lease.memory = std::move(allocation);
+    ZARRD_ASSIGN_OR_RETURN(LeaseGrant granted, leases_.Grant(std::move(lease)));
+    out->set_gpu_uuid(device->info.uuid);
+    out->set_ipc_handle(handle.data(), handle.size());
+    out->set_nbytes(nbytes);
+    out->set_lease_id(granted.id);
+    out->set_lease_expiry_unix_ms(UnixMillis(granted.expiry));
+    return OkStatus();
+  }
+
+  Result<Bytes> CopyInput(const pb::SetItemRequest& req) override {
+    const uint8_t* src = nullptr;
+    uint64_t nbytes = 0;
+    int ordinal = 0;
+    std::shared_ptr<const void> hold;
+    if (req.lease_id() != 0) {
+      ZARRD_ASSIGN_OR_RETURN(Lease lease, leases_.Find(req.lease_id()));
+      ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(lease.device));
+      src = lease.data;
+      nbytes = lease.nbytes;
+      ordinal = device->info.ordinal;
+      hold = lease.memory;
+    } else {
+      const auto& target = req.device_region();
+      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(target.region_id()));
+      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), target.nbytes()));
+      src = region->data() + target.offset();
+      nbytes = target.nbytes();
+      ordinal = region->device->info.ordinal;
+      hold = region;
+    }
+    ZARRD_RETURN_IF_ERROR(cu::UseDevice(ordinal));
+    Bytes host(nbytes);
+    ZARRD_RETURN_IF_ERROR(cu::CudaStatus(
+        cudaMemcpy(host.data(), src, nbytes, cudaMemcpyDeviceToHost), "input copy from the GPU"));
+    return host;
+  }
+
+  Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest& req) override {
+    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.gpu_uuid()));
+    if (req.ipc_handle().size() != sizeof(cu::IpcHandleBytes)) {
+      return InvalidArgument("ipc_handle must be 64 bytes, got " +
+                             std::to_string(req.ipc_handle().size()));
+    }
+    cu::IpcHandleBytes handle;
+    std::copy(req.ipc_handle().begin(), req.ipc_handle().end(), handle.begin());
+    auto mapping = cu::IpcMapping::Open(device->info.ordinal, handle);
+    if (!mapping.ok()) {
+      return InvalidArgument("device region: the IPC handle cannot be opened on " +
+                             device->info.uuid + " (" + mapping.status().message() + ")");
+    }
+    auto region = std::make_shared<DeviceRegion>();
+    region->device = device;
+    region->mapping = std::move(*mapping);
+    region->offset = req.handle_offset();
+    region->nbytes = req.nbytes();
+    region->owner_pid = req.client_pid();
+    std::lock_guard lock(regions_mutex_);
+    region->id = "dev-" + std::to_string(next_region_++);
+    regions_[region->id] = region;
+    return region->id;
+  }
+
+  Status UnregisterRegion(const std::string& id) override {
+    std::weak_ptr<DeviceRegion> gone;
+    {
+      std::lock_guard lock(regions_mutex_);
+      auto it = regions_.find(id);
+      if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered");
+      gone = it->second;
+      regions_.erase(it);
+    }
+    // Requests in flight hold the region; the mapping closes when the last one lets go.
+    while (!gone.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return OkStatus();
+  }
+
+  Status ReleaseLease(uint64_t id) override { return leases_.Release(id); }
+
+  void Reap() override {
+    leases_.Reap(std::chrono::system_clock::now());
+    std::lock_guard lock(regions_mutex_);
+    for (auto it = regions_.begin(); it != regions_.end();) {
+      if (ClientExited(it->second->owner_pid)) {
+        spdlog::info("device region {}: owner pid {} exited; closed", it->first,
+                     it->second->owner_pid);
+        it = regions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  Result<Device*> FindDevice(const std::string& uuid) {
+    if (devices_.empty()) return FailedPrecondition("no CUDA device is served by this zarrd");
+    if (uuid.empty()) return devices_.front().get();
+    for (const auto& d : devices_) {
+      if (d->info.uuid == uuid) return d.get();
+    }
+    return NotFound("device " + uuid + " is not served by this zarrd");
+  }
+
+  Result<std::shared_ptr<DeviceRegion>> FindRegion(const std::string& id) {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(id);
+    if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered");
+    return it->second;
+  }
+
+  static Status CheckSlice(const DeviceRegion& region, uint64_t offset, uint64_t nbytes) {
+    if (offset > region.nbytes || nbytes > region.nbytes - offset) {
+      return InvalidArgument("device region " + region.id + " holds " +
+                             std::to_string(region.nbytes) + " bytes; [" + std::to_string(offset) +
+                             ", +" + std::to_string(nbytes) + ") does not fit");
+    }
+    return OkStatus();
+  }
+
+  const uint64_t epoch_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  LeaseRegistry leases_;
+  const double lease_ttl_seconds_;
+  mutable std::mutex regions_mutex_;
+  std::map<std::string, std::shared_ptr<DeviceRegion>> regions_;
+  uint64_t next_region_ = 1;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config,
+                                                         uint64_t epoch) {
+  auto visible = cu::ListDevices();
+  const bool needs_gpu =
+      (config.devices && !config.devices->empty()) ||
+      std::any_of(config.stores.begin(), config.stores.end(),
+                  [](const StoreConfig& s) { return s.kind == "gpu"; });
+  if (!visible.ok()) {
+    if (needs_gpu) return visible.status().WithContext("the config names GPUs");
+    spdlog::info("DEVICE results are off: {}", visible.status().message());
+    return MakeNoDeviceBackend(visible.status().message());
+  }
+  auto backend = std::make_unique<CudaDeviceBackend>(config, epoch);
+  if (config.devices) {
+    for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
+  } else {
+    for (const auto& d : *visible) {
+      ZARRD_RETURN_IF_ERROR(backend->AddDevice({.device = d.uuid}));
+    }
+  }
+  return std::unique_ptr<DeviceBackend>(std::move(backend));
+}
+
+}  // namespace zarrd::server

@@ -1,0 +1,51 @@
+#include "server/device_backend.h"
+
+namespace zarrd::server {
+namespace {
+
+class NoDeviceBackend final : public DeviceBackend {
+ public:
+  explicit NoDeviceBackend(std::string why) : why_(std::move(why)) {}
+  void Describe(pb::ServerInfoResponse*) const override {}
+  Result<std::shared_ptr<Store>> MakeGpuStore(const StoreConfig& config) override {
+    return Refuse("store \"" + config.name + "\" of kind gpu");
+  }
+  Status Read(const Array& array, const ResolvedSelection&, const pb::GetItemRequest& req,
+              const IoOptions&, pb::GetItemResponse*) override {
+    return Refuse("DEVICE results for " + req.store() + ":" + req.path());
+  }
+  Result<Bytes> CopyInput(const pb::SetItemRequest& req) override {
+    return Refuse("input in GPU memory for " + req.store() + ":" + req.path());
+  }
+  Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest&) override {
+    return Refuse("device regions");
+  }
+  Status UnregisterRegion(const std::string& id) override { return Refuse("device regions"); }
+  Status ReleaseLease(uint64_t id) override { return Refuse("leases"); }
+  void Reap() override {}
+
+ private:
+  Status Refuse(const std::string& what) const {
+    return FailedPrecondition(what + ": no CUDA device (" + why_ + ")");
+  }
+  std::string why_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> MakeNoDeviceBackend(std::string why) {
+  return std::make_unique<NoDeviceBackend>(std::move(why));
+}
+
+#ifndef ZARRD_HAVE_CUDA
+Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config, uint64_t) {
+  const std::string why = "this build of zarrd has no CUDA support";
+  if (config.devices && !config.devices->empty()) return FailedPrecondition("devices: " + why);
+  for (const auto& s : config.stores) {
+    if (s.kind == "gpu") return FailedPrecondition("store \"" + s.name + "\": " + why);
+  }
+  return MakeNoDeviceBackend(why);
+}
+#endif
+
+}  // namespace zarrd::server
