@@ -22,24 +22,28 @@ __device__ __forceinline__ void RowOffsets(const StridedCopyDesc& d, int64_t row
   *dst_off = t;
 }
 
+// A warp copies one tile: up to kTileBytes of a byte row, or kTileElems of an element row.
+constexpr int kWarps = kThreads / 32;
+constexpr int64_t kTileBytes = 4096;
+constexpr int64_t kTileElems = 1024;
+
 template <typename T>
 __device__ __forceinline__ void CopyRow(const uint8_t* src, int64_t src_step, uint8_t* dst,
-                                        int64_t dst_step, int64_t n, const uint8_t* fill) {
+                                        int64_t dst_step, int64_t n, const uint8_t* fill,
+                                        int lane) {
   if (src == nullptr) {
     const T v = *reinterpret_cast<const T*>(fill);
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      *reinterpret_cast<T*>(dst + i * dst_step) = v;
-    }
+    for (int64_t i = lane; i < n; i += 32) *reinterpret_cast<T*>(dst + i * dst_step) = v;
     return;
   }
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+  for (int64_t i = lane; i < n; i += 32) {
     *reinterpret_cast<T*>(dst + i * dst_step) = *reinterpret_cast<const T*>(src + i * src_step);
   }
 }
 
-// Contiguous rows of bytes: the widest access both ends allow.
+// Contiguous bytes: the widest access both ends allow.
 __device__ __forceinline__ void CopyBytes(const uint8_t* src, uint8_t* dst, int64_t n,
-                                          const uint8_t* fill, int elem_size) {
+                                          const uint8_t* fill, int elem_size, int lane) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(dst) | static_cast<uintptr_t>(n) |
                       (src ? reinterpret_cast<uintptr_t>(src) : 0);
   if (src == nullptr) {
@@ -48,47 +52,65 @@ __device__ __forceinline__ void CopyBytes(const uint8_t* src, uint8_t* dst, int6
       uint4 v;
       uint8_t* vb = reinterpret_cast<uint8_t*>(&v);
       for (int i = 0; i < 16; ++i) vb[i] = fill[i % elem_size];
-      for (int64_t i = threadIdx.x; i < n / 16; i += blockDim.x) {
-        reinterpret_cast<uint4*>(dst)[i] = v;
-      }
+      for (int64_t i = lane; i < n / 16; i += 32) reinterpret_cast<uint4*>(dst)[i] = v;
     } else {
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = fill[i % elem_size];
+      for (int64_t i = lane; i < n; i += 32) dst[i] = fill[i % elem_size];
     }
     return;
   }
   if ((a & 15) == 0) {
-    CopyRow<uint4>(src, 16, dst, 16, n / 16, nullptr);
+    CopyRow<uint4>(src, 16, dst, 16, n / 16, nullptr, lane);
   } else if ((a & 7) == 0) {
-    CopyRow<uint2>(src, 8, dst, 8, n / 8, nullptr);
+    CopyRow<uint2>(src, 8, dst, 8, n / 8, nullptr, lane);
   } else if ((a & 3) == 0) {
-    CopyRow<uint32_t>(src, 4, dst, 4, n / 4, nullptr);
+    CopyRow<uint32_t>(src, 4, dst, 4, n / 4, nullptr, lane);
   } else {
-    CopyRow<uint8_t>(src, 1, dst, 1, n, nullptr);
+    CopyRow<uint8_t>(src, 1, dst, 1, n, nullptr, lane);
   }
 }
 
-__device__ void RunDesc(const StridedCopyDesc& d) {
-  int64_t rows = 1;
-  for (int k = 0; k + 1 < d.rank; ++k) rows *= d.counts[k];
+struct Tiling {
+  int64_t rows, tiles_per_row, tile;
+  bool bytes;
+};
+
+__host__ __device__ inline Tiling TilingOf(const StridedCopyDesc& d) {
+  Tiling t;
+  t.rows = 1;
+  for (int k = 0; k + 1 < d.rank; ++k) t.rows *= d.counts[k];
   const int last = d.rank - 1;
-  const int64_t n = d.counts[last];
   // Normalize turned a last dimension contiguous on both sides into bytes (stride 1).
-  const bool bytes = d.dst_strides[last] == 1 && (d.src == nullptr || d.src_strides[last] == 1);
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+  t.bytes = d.dst_strides[last] == 1 && (d.src == nullptr || d.src_strides[last] == 1);
+  t.tile = t.bytes ? kTileBytes : kTileElems;
+  t.tiles_per_row = (d.counts[last] + t.tile - 1) / t.tile;
+  return t;
+}
+
+__device__ void RunDesc(const StridedCopyDesc& d) {
+  const Tiling t = TilingOf(d);
+  const int last = d.rank - 1;
+  const int lane = threadIdx.x % 32;
+  const int64_t total = t.rows * t.tiles_per_row;
+  for (int64_t w = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32; w < total;
+       w += int64_t{gridDim.x} * kWarps) {
+    const int64_t row = w / t.tiles_per_row;
+    const int64_t first = (w % t.tiles_per_row) * t.tile;
+    const int64_t n = min(t.tile, d.counts[last] - first);
     int64_t so, to;
     RowOffsets(d, row, &so, &to);
-    const uint8_t* src = d.src ? d.src + so : nullptr;
-    uint8_t* dst = d.dst + to;
-    if (bytes) {
-      CopyBytes(src, dst, n, d.fill, d.elem_size);
+    const uint8_t* src = d.src ? d.src + so + first * d.src_strides[last] : nullptr;
+    uint8_t* dst = d.dst + to + first * d.dst_strides[last];
+    if (t.bytes) {
+      CopyBytes(src, dst, n, d.fill, d.elem_size, lane);
       continue;
     }
+    const int64_t ss = d.src_strides[last], ds = d.dst_strides[last];
     switch (d.elem_size) {
-      case 1: CopyRow<uint8_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
-      case 2: CopyRow<uint16_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
-      case 4: CopyRow<uint32_t>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
-      case 8: CopyRow<uint2>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
-      default: CopyRow<uint4>(src, d.src_strides[last], dst, d.dst_strides[last], n, d.fill); break;
+      case 1: CopyRow<uint8_t>(src, ss, dst, ds, n, d.fill, lane); break;
+      case 2: CopyRow<uint16_t>(src, ss, dst, ds, n, d.fill, lane); break;
+      case 4: CopyRow<uint32_t>(src, ss, dst, ds, n, d.fill, lane); break;
+      case 8: CopyRow<uint2>(src, ss, dst, ds, n, d.fill, lane); break;
+      default: CopyRow<uint4>(src, ss, dst, ds, n, d.fill, lane); break;
     }
   }
 }
@@ -97,10 +119,11 @@ __global__ void StridedCopyKernel(const StridedCopyDesc desc) { RunDesc(desc); }
 
 __global__ void StridedCopiesKernel(const StridedCopyDesc* descs) { RunDesc(descs[blockIdx.y]); }
 
+// About two tiles a warp.
 unsigned BlocksFor(const StridedCopyDesc& d) {
-  int64_t rows = 1;
-  for (int k = 0; k + 1 < d.rank; ++k) rows *= d.counts[k];
-  return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 1024));
+  const Tiling t = TilingOf(d);
+  return static_cast<unsigned>(
+      std::clamp<int64_t>((t.rows * t.tiles_per_row + 2 * kWarps - 1) / (2 * kWarps), 1, 8192));
 }
 
 // Drops one-element dimensions and merges neighbours contiguous on both sides; a fill has only

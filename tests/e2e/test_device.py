@@ -162,7 +162,7 @@ def test_device_equals_host_and_numpy(gpu_server, codec):
         values = values_for("<f4", (61, 47))
         meta = v3((61, 47), (16, 12) if codec != "sharded" else (16, 12), CODECS[codec])
     create(stub, "local", "a", meta)
-    put(stub, "local", "a", values[:48])  # rows 48.. stay fill value: absent chunks
+    put(stub, "local", "a", values[:48], (slice(0, 48),))  # rows 48.. stay absent: fill value
     values[48:] = 0
     mapper = Mapper()
     for s in SELECTIONS:
