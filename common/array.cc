@@ -200,6 +200,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const bool from_device =
       sink.accepts_device_values() && store_->device_resident() && IsRawChain(m);
   ChunkSelection chunks(sel, m.chunk_shape, es);
+  sink.Start(chunks.num_chunks());
   return pool.ParallelFor(
       chunks.num_chunks(),
       [&](size_t n) -> Status {
@@ -279,7 +280,7 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
       },
       options.cancelled));
 
-  const auto inner_strides = COrderStrides(codec.inner_shape(), es);
+  sink.Start(chunks.num_chunks());
   return pool.ParallelFor(
       chunks.num_chunks(),
       [&](size_t n) -> Status {

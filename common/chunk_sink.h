@@ -21,6 +21,8 @@ class ChunkSink {
   };
 
   virtual ~ChunkSink() = default;
+  // Before the chunks: how many the read hands over at most (a sink may size its bookkeeping).
+  virtual void Start(size_t num_chunks) {}
   // A buffer for one decoded chunk of `chunk_bytes` that goes to placement `p`.
   virtual Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) = 0;
   // `buffer` (from Begin) holds the decoded chunk.

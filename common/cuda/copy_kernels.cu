@@ -41,6 +41,21 @@ __device__ __forceinline__ void CopyRow(const uint8_t* src, int64_t src_step, ui
   }
 }
 
+// Contiguous words: four loads in flight per lane before their stores.
+template <typename T>
+__device__ __forceinline__ void CopyVectors(const T* __restrict__ src, T* __restrict__ dst,
+                                            int64_t n, int lane) {
+  int64_t i = lane;
+  for (; i + 96 < n; i += 128) {
+    const T a = src[i], b = src[i + 32], c = src[i + 64], d = src[i + 96];
+    dst[i] = a;
+    dst[i + 32] = b;
+    dst[i + 64] = c;
+    dst[i + 96] = d;
+  }
+  for (; i < n; i += 32) dst[i] = src[i];
+}
+
 // Contiguous bytes: the widest access both ends allow.
 __device__ __forceinline__ void CopyBytes(const uint8_t* src, uint8_t* dst, int64_t n,
                                           const uint8_t* fill, int elem_size, int lane) {
@@ -59,11 +74,12 @@ __device__ __forceinline__ void CopyBytes(const uint8_t* src, uint8_t* dst, int6
     return;
   }
   if ((a & 15) == 0) {
-    CopyRow<uint4>(src, 16, dst, 16, n / 16, nullptr, lane);
+    CopyVectors(reinterpret_cast<const uint4*>(src), reinterpret_cast<uint4*>(dst), n / 16, lane);
   } else if ((a & 7) == 0) {
-    CopyRow<uint2>(src, 8, dst, 8, n / 8, nullptr, lane);
+    CopyVectors(reinterpret_cast<const uint2*>(src), reinterpret_cast<uint2*>(dst), n / 8, lane);
   } else if ((a & 3) == 0) {
-    CopyRow<uint32_t>(src, 4, dst, 4, n / 4, nullptr, lane);
+    CopyVectors(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), n / 4,
+                lane);
   } else {
     CopyRow<uint8_t>(src, 1, dst, 1, n, nullptr, lane);
   }

@@ -4,6 +4,12 @@
 
 namespace zarrd::cuda {
 
+void DeviceSink::Start(size_t num_chunks) {
+  deferred_.resize(num_chunks);
+  keepalive_.resize(num_chunks);
+  num_deferred_ = 0;
+}
+
 Result<ChunkSink::Buffer> DeviceSink::Begin(const Placement& p, size_t chunk_bytes) {
   ZARRD_ASSIGN_OR_RETURN(StagingSlot * slot, staging_.Acquire(chunk_bytes));
   return Buffer{slot->pinned, slot};
@@ -40,9 +46,9 @@ void DeviceSink::Abandon(const Buffer& buffer) {
 }
 
 void DeviceSink::Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> keepalive) {
-  std::lock_guard lock(mutex_);
-  deferred_.push_back(desc);
-  if (keepalive) keepalive_.push_back(std::move(keepalive));
+  const size_t i = num_deferred_.fetch_add(1, std::memory_order_relaxed);
+  deferred_[i] = desc;
+  keepalive_[i] = std::move(keepalive);
 }
 
 Status DeviceSink::Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) {
@@ -65,6 +71,7 @@ Status DeviceSink::CommitDevice(const Placement& p, const DeviceValue& value) {
 
 Status DeviceSink::Finish() {
   Status status;
+  deferred_.resize(num_deferred_);
   if (!deferred_.empty()) {
     auto slot = staging_.Acquire(deferred_.size() * sizeof(StridedCopyDesc));
     if (!slot.ok()) {

@@ -4,6 +4,7 @@
 // one kernel at Finish, which returns once the whole result is on the device.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -22,6 +23,7 @@ class DeviceSink final : public ChunkSink {
   DeviceSink(StagingPool& staging, uint8_t* out, size_t elem_size)
       : staging_(staging), out_(out), elem_size_(elem_size) {}
 
+  void Start(size_t num_chunks) override;
   Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) override;
   Status Commit(const Placement& p, const Buffer& buffer) override;
   void Abandon(const Buffer& buffer) override;
@@ -38,8 +40,11 @@ class DeviceSink final : public ChunkSink {
   size_t elem_size_;
   std::mutex mutex_;
   std::set<StagingSlot*> used_;  // slots with uploads of this result queued
+  // Fills and copies from GPU memory, one launch at Finish: at most one a chunk, so Start sizes
+  // them and chunks claim slots with an atomic counter (no lock on the hot path).
   std::vector<StridedCopyDesc> deferred_;
   std::vector<std::shared_ptr<const void>> keepalive_;
+  std::atomic<size_t> num_deferred_{0};
 };
 
 }  // namespace zarrd::cuda

@@ -225,14 +225,18 @@ def test_two_processes_share_a_gpu_store_array(gpu_server):
 
 def test_gpu_store_full_is_resource_exhausted(gpu_server):
     stub = connect(gpu_server)
-    create(stub, "gmem", "huge", v3((8192, 8192), (1024, 1024), [BYTES]))  # 256 MiB of chunks
+    create(stub, "gmem", "huge", v3((9216, 8192), (1024, 1024), [BYTES]))  # 288 MiB of chunks
     block = np.ones((1024, 8192), "<f4")
-    for r in range(0, 7 * 1024, 1024):
+    for r in range(0, 8 * 1024, 1024):  # 256 MiB: the store's capacity
         put(stub, "gmem", "huge", block, (slice(r, r + 1024),))
     code, msg = code_of(stub.SetItem, pb.SetItemRequest(
-        store="gmem", path="huge", selection=sel(slice(7168, 8192)), data=block.tobytes()))
+        store="gmem", path="huge", selection=sel(slice(8192, 9216)), data=block.tobytes()))
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "GPU store is full" in msg, msg
-    assert "huge/c/7/" in msg
+    assert "huge/c/8/" in msg
+    # What was stored before is intact, and a freed chunk makes room again.
+    host = stub.GetItem(pb.GetItemRequest(store="gmem", path="huge", prototype=pb.PROTOTYPE_HOST,
+                                          selection=sel(8191, slice(0, 10))))
+    np.testing.assert_array_equal(np.frombuffer(host.data, "<f4"), np.ones(10, "<f4"))
 
 
 LEASE_CHILD = r"""
