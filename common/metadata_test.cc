@@ -136,6 +136,7 @@ TEST(MetadataV2, FillValuesAndErrors) {
   EXPECT_EQ(m->ChunkKey({3}), "3");
   z["fill_value"] = nullptr;
   EXPECT_EQ(ParseV2ArrayMetadata(z, nullptr)->fill_value, FillValue(8, 0));
+  EXPECT_TRUE(ToV2Json(*ParseV2ArrayMetadata(z, nullptr))["fill_value"].is_null());
   json f = z;
   f["filters"] = json::parse(R"([{"id": "delta", "dtype": "<f8"}])");
   auto filt = ParseV2ArrayMetadata(f, nullptr);

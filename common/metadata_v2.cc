@@ -25,6 +25,7 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   m.dtype = dt.dtype;
   m.v2_endian = dt.endian;
   ZARRD_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(j["fill_value"], m.dtype, m.format));
+  m.v2_fill_value_null = j["fill_value"].is_null();
   if (j["order"] != "C" && j["order"] != "F") {
     return InvalidArgument("order: expected \"C\" or \"F\", got " + j["order"].dump());
   }
@@ -53,7 +54,8 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
 }
 
 json ToV2Json(const ArrayMetadata& m) {
-  json fill = FillValueToJson(m.fill_value, m.dtype, ZarrFormat::kV2);
+  json fill = m.v2_fill_value_null ? json(nullptr)
+                                   : FillValueToJson(m.fill_value, m.dtype, ZarrFormat::kV2);
   return {{"zarr_format", 2},
           {"shape", m.shape},
           {"chunks", m.chunk_shape},

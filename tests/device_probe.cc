@@ -2,6 +2,7 @@
 // line on stdin; each prints one JSON line (or {"error": ...}).
 //   get STORE PATH [SELECTION]      DEVICE read through DeviceClient: the checksum computed on
 //                                   the GPU, lease and slab, and the IPC handles opened so far
+//   host STORE PATH                 HOST read of all of PATH through Client::Get (bytes transport)
 //   copy STORE SRC DST              DEVICE read of all of SRC, written back into all of DST from
 //                                   the lease (SetItem from GPU memory)
 //   region STORE PATH SRC_SEL DST_SEL
@@ -42,6 +43,15 @@ json Get(zc::DeviceClient& devices, const std::string& store, const std::string&
   out["slab"] = (*array)->buffer().slab_id();
   out["opens"] = devices.handle_opens();
   return out;
+}
+
+json HostGet(zc::Client& client, const std::string& store, const std::string& path,
+            std::vector<uint8_t>* buffer) {
+  auto node = client.GetNode(store, path);
+  if (!node.ok()) return Error(node.status());
+  buffer->resize(node->num_bytes());
+  zarrd::Status s = client.Get(store, path, {}, buffer->data(), buffer->size());
+  return s.ok() ? json{{"nbytes", buffer->size()}} : Error(s);
 }
 
 json Copy(zc::DeviceClient& devices, const std::string& store, const std::string& src,
@@ -89,6 +99,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   zc::DeviceClient devices(**client);
+  std::vector<uint8_t> host_buffer;
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream in(line);
@@ -98,6 +109,8 @@ int main(int argc, char** argv) {
     if (cmd == "get") {
       std::getline(in, b);
       out = Get(devices, store, a, b);
+    } else if (cmd == "host") {
+      out = HostGet(**client, store, a, &host_buffer);
     } else if (cmd == "copy") {
       in >> b;
       out = Copy(devices, store, a, b);

@@ -1,0 +1,212 @@
+"""Arrays served by zarrd, with numpy's selection semantics."""
+import json
+from collections.abc import MutableMapping
+
+import grpc
+import numpy as np
+
+from zarrd import config, device, errors
+from zarrd.selection import to_proto
+from zarrd.v1 import zarrd_pb2 as pb
+
+_PIECE = 4 << 20
+
+
+class Attributes(MutableMapping):
+    """A node's attributes; every change is written to the server at once."""
+
+    def __init__(self, node):
+        self._node = node
+
+    def _read(self):
+        return json.loads(self._node._info.attributes_json or "{}")
+
+    def _write(self, attrs):
+        self._node._info = errors.call(self._node._client.stub.SetAttributes, pb.SetAttributesRequest(
+            store=self._node.store, path=self._node.path, attributes_json=json.dumps(attrs)))
+
+    def __getitem__(self, key):
+        return self._read()[key]
+
+    def __setitem__(self, key, value):
+        attrs = self._read()
+        attrs[key] = value
+        self._write(attrs)
+
+    def __delitem__(self, key):
+        attrs = self._read()
+        del attrs[key]
+        self._write(attrs)
+
+    def update(self, other=(), **kw):
+        attrs = self._read()
+        attrs.update(other, **kw)
+        self._write(attrs)
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __len__(self):
+        return len(self._read())
+
+    def asdict(self):
+        return self._read()
+
+    def __repr__(self):
+        return repr(self._read())
+
+
+class Array:
+    """An array of a zarrd store. `a[sel]` reads (NumPy, or CuPy inside `enable_gpu()` for arrays
+    of two or more dimensions), `a[sel] = value` writes NumPy, CuPy or anything with
+    `__cuda_array_interface__`."""
+
+    def __init__(self, client, info):
+        self._client, self._info = client, info
+        self.store, self.path = info.store, info.path
+
+    # Metadata, always from the host.
+    @property
+    def metadata(self):
+        return json.loads(self._info.metadata_json)
+
+    @property
+    def shape(self):
+        return tuple(self._info.shape)
+
+    @property
+    def chunks(self):
+        return tuple(self._info.chunks)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._info.data_type)
+
+    @property
+    def ndim(self):
+        return len(self._info.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def zarr_format(self):
+        return self._info.zarr_format
+
+    @property
+    def attrs(self):
+        return Attributes(self)
+
+    @property
+    def fill_value(self):
+        """The fill value as a NumPy scalar; None for a v2 array stored with "fill_value": null."""
+        raw = self.metadata.get("fill_value")
+        if isinstance(raw, str):
+            return np.array(float(raw.replace("Infinity", "inf")), self.dtype)[()]
+        if isinstance(raw, list) and self.dtype.kind == "c":
+            return np.array(complex(*[float(str(x).replace("Infinity", "inf")) for x in raw]), self.dtype)[()]
+        return None if raw is None else np.array(raw, self.dtype)[()]
+
+    @property
+    def dimension_names(self):
+        if self.zarr_format == 3:
+            names = self.metadata.get("dimension_names")
+        else:
+            names = self.attrs.get("_ARRAY_DIMENSIONS")
+        return tuple(names) if names else None
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<zarrd.Array {self.store}:{self.path} shape={self.shape} dtype={self.dtype}>"
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.get(prototype="host")
+        return out if dtype is None else out.astype(dtype)
+
+    # Reads.
+    def _default_prototype(self):
+        return "device" if config.gpu_enabled() and self.ndim >= 2 else "host"
+
+    def __getitem__(self, key):
+        out = self.get(key, prototype=self._default_prototype())
+        return out[()] if out.ndim == 0 and isinstance(out, np.ndarray) else out
+
+    def get(self, selection=(), prototype="host", device=None):
+        """Reads `selection`: a NumPy array (prototype "host") or a CuPy array in GPU memory
+        (prototype "device", on `device`: a GPU UUID, default the server's first)."""
+        sel, shape = to_proto(selection, self.shape)
+        request = pb.GetItemRequest(store=self.store, path=self.path, selection=sel)
+        if prototype == "device":
+            request.prototype = pb.PROTOTYPE_DEVICE
+            request.device_uuid = device or ""
+            request.client_pid = self._client.pid
+            response = errors.call(self._client.stub.GetItem, request)
+            return self._client.device_session().view(response)
+        if prototype != "host":
+            raise ValueError(f'prototype must be "host" or "device", not {prototype!r}')
+        request.prototype = pb.PROTOTYPE_HOST
+        nbytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize
+        if nbytes <= self._client.info.max_unary_result_bytes:
+            response = errors.call(self._client.stub.GetItem, request)
+            return np.frombuffer(response.data, self.dtype.newbyteorder("<")).reshape(shape).copy() \
+                if response.data else np.empty(shape, self.dtype)
+        out = np.empty(shape, self.dtype.newbyteorder("<"))
+        flat = out.reshape(-1).view(np.uint8)
+        try:
+            for piece in self._client.stub.GetItemStream(request):
+                if piece.data:
+                    flat[piece.offset:piece.offset + len(piece.data)] = np.frombuffer(piece.data, np.uint8)
+        except grpc.RpcError as e:
+            raise errors.from_rpc(e) from None
+        return out
+
+    # Writes.
+    def __setitem__(self, key, value):
+        self.set(key, value)
+
+    def set(self, selection, value):
+        """Writes `value` (broadcast to the selection's shape) into `selection`."""
+        sel, shape = to_proto(selection, self.shape)
+        if device.is_device_array(value):
+            return self._set_from_device(sel, shape, value)
+        data = np.ascontiguousarray(np.broadcast_to(np.asarray(value, self.dtype.newbyteorder("<")), shape))
+        raw = data.reshape(-1).view(np.uint8)
+        if raw.nbytes <= _PIECE:
+            errors.call(self._client.stub.SetItem, pb.SetItemRequest(
+                store=self.store, path=self.path, selection=sel, data=raw.tobytes()))
+            return
+
+        def pieces():
+            yield pb.SetItemRequest(store=self.store, path=self.path, selection=sel)
+            for offset in range(0, raw.nbytes, _PIECE):
+                yield pb.SetItemRequest(offset=offset, data=raw[offset:offset + _PIECE].tobytes())
+
+        try:
+            self._client.stub.SetItemStream(pieces())
+        except grpc.RpcError as e:
+            raise errors.from_rpc(e) from None
+
+    def _set_from_device(self, sel, shape, value):
+        cp = device.cupy()
+        data = cp.ascontiguousarray(cp.broadcast_to(cp.asarray(value).astype(self.dtype.newbyteorder("<"), copy=False), shape))
+        cp.cuda.get_current_stream().synchronize()  # the server reads it on its own stream
+        session = self._client.device_session()
+        region = session.register(data)
+        try:
+            errors.call(self._client.stub.SetItem, pb.SetItemRequest(
+                store=self.store, path=self.path, selection=sel,
+                device_region=pb.DeviceRegionTarget(region_id=region, offset=0, nbytes=data.nbytes)))
+        finally:
+            session.unregister(region)
+
+    def resize(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        self._info = errors.call(self._client.stub.Resize, pb.ResizeRequest(
+            store=self.store, path=self.path, shape=list(shape)))

@@ -1,0 +1,86 @@
+"""The connection to a zarrd server."""
+import json
+import os
+
+import grpc
+
+from zarrd import errors
+from zarrd.array import Array
+from zarrd.group import Group
+from zarrd.metadata import array_metadata
+from zarrd.v1 import zarrd_pb2 as pb
+from zarrd.v1 import zarrd_pb2_grpc
+
+
+class Client:
+    def __init__(self, address=None, timeout=10):
+        self.address = address or os.environ.get("ZARRD_ADDRESS", "unix:zarrd.sock")
+        self._channel = grpc.insecure_channel(self.address, options=[
+            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        self.stub = zarrd_pb2_grpc.ZarrdStub(self._channel)
+        self.pid = os.getpid()
+        self.info = errors.call(self.stub.ServerInfo, pb.ServerInfoRequest(), wait_for_ready=True,
+                                timeout=timeout)
+        self._device = None
+
+    def device_session(self):
+        from zarrd.device import DeviceSession
+        if self._device is None:
+            self._device = DeviceSession(self.stub)
+        return self._device
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _node(self, store, path):
+        return errors.call(self.stub.GetNode, pb.NodeRequest(store=store, path=path.strip("/")))
+
+    def open(self, store, path=""):
+        info = self._node(store, path)
+        return Array(self, info) if info.kind == pb.NODE_KIND_ARRAY else Group(self, info)
+
+    def open_array(self, store, path):
+        info = self._node(store, path)
+        if info.kind != pb.NODE_KIND_ARRAY:
+            raise errors.NotFoundError(grpc.StatusCode.NOT_FOUND, f"{store}:{path} is a group, not an array")
+        return Array(self, info)
+
+    def open_group(self, store, path=""):
+        info = self._node(store, path)
+        if info.kind != pb.NODE_KIND_GROUP:
+            raise errors.NotFoundError(grpc.StatusCode.NOT_FOUND, f"{store}:{path} is an array, not a group")
+        return Group(self, info)
+
+    def create_array(self, store, path, *, shape, dtype, chunks=None, fill_value=0, codecs=None,
+                     compressors="default", shards=None, dimension_names=None, attributes=None,
+                     zarr_format=3, order="C", overwrite=False):
+        """Creates an array with zarr-python's keywords; returns it."""
+        meta, v2_attrs = array_metadata(shape, dtype, chunks, fill_value, codecs, compressors, shards,
+                                        dimension_names, attributes, zarr_format, order)
+        info = errors.call(self.stub.CreateNode, pb.CreateNodeRequest(
+            store=store, path=path.strip("/"), kind=pb.NODE_KIND_ARRAY, metadata_json=json.dumps(meta),
+            attributes_json=json.dumps(v2_attrs) if v2_attrs else "", overwrite=overwrite))
+        return Array(self, info)
+
+    def create_group(self, store, path="", *, attributes=None, zarr_format=3, overwrite=False):
+        meta = {"zarr_format": 2} if zarr_format == 2 else {
+            "zarr_format": 3, "node_type": "group", "attributes": attributes or {}}
+        info = errors.call(self.stub.CreateNode, pb.CreateNodeRequest(
+            store=store, path=path.strip("/"), kind=pb.NODE_KIND_GROUP, metadata_json=json.dumps(meta),
+            attributes_json=json.dumps(attributes or {}), overwrite=overwrite))
+        return Group(self, info)
+
+    def delete(self, store, path):
+        return errors.call(self.stub.DeleteNode, pb.NodeRequest(store=store, path=path.strip("/"))).keys_deleted
+
+
+def connect(address=None, timeout=10):
+    """Connects to zarrd at `address` ("unix:/run/zarrd/zarrd.sock", "host:port"; default
+    $ZARRD_ADDRESS, else unix:zarrd.sock)."""
+    return Client(address, timeout)

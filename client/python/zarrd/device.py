@@ -1,0 +1,141 @@
+"""GPU results and inputs through CuPy. DEVICE results are sub-allocations of the server's
+exported slabs: each slab's IPC handle is opened once per (server epoch, slab) and cached, so a
+steady state opens none; a result is a CuPy array whose lease is released when the array (and
+every view of it) is garbage collected. GPU inputs are registered with the server as device
+regions for the one write, so nothing is copied through the host."""
+import ctypes
+import os
+
+import grpc
+import numpy as np
+
+from zarrd import errors
+from zarrd.v1 import zarrd_pb2 as pb
+
+
+def cupy():
+    try:
+        import cupy as cp
+    except ImportError as e:
+        raise errors.FailedPreconditionError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"GPU results need CuPy, which cannot be imported here ({e})") from None
+    return cp
+
+
+def is_device_array(value):
+    return hasattr(value, "__cuda_array_interface__")
+
+
+def _uuid_string(raw):
+    h = bytes(raw).hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+class _Mapping:
+    """One opened slab; closed when no result uses it any more."""
+
+    def __init__(self, cp, device, handle):
+        self._cp, self.device = cp, device
+        with cp.cuda.Device(device):
+            self.ptr = cp.cuda.runtime.ipcOpenMemHandle(handle)
+
+    def __del__(self):
+        try:
+            with self._cp.cuda.Device(self.device):
+                self._cp.cuda.runtime.ipcCloseMemHandle(self.ptr)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class _Lease:
+    """Owner of a DEVICE result's memory: releases the lease when collected."""
+
+    def __init__(self, stub, lease_id, mapping):
+        self._stub, self.lease_id, self.mapping = stub, lease_id, mapping
+
+    def __del__(self):
+        if self.lease_id:
+            try:
+                self._stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=self.lease_id), timeout=10)
+            except Exception:  # noqa: BLE001 - the server may be gone; its TTL ends the lease
+                pass
+
+
+class DeviceSession:
+    """Per-client state: the slab mappings and the GPU ordinals by UUID."""
+
+    def __init__(self, stub):
+        self._stub = stub
+        self._epoch = None
+        self._slabs = {}
+        self._ordinals = None
+        self.handle_opens = 0
+
+    def _table(self):
+        if self._ordinals is None:
+            cp = cupy()
+            self._ordinals = {
+                _uuid_string(cp.cuda.runtime.getDeviceProperties(i)["uuid"]): i
+                for i in range(cp.cuda.runtime.getDeviceCount())}
+        return self._ordinals
+
+    def ordinal(self, uuid):
+        if uuid not in self._table():
+            raise errors.FailedPreconditionError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"the server's GPU {uuid} is not visible to this process")
+        return self._ordinals[uuid]
+
+    def uuid(self, ordinal):
+        return {v: k for k, v in self._table().items()}[ordinal]
+
+    def view(self, response):
+        """The CuPy array of a DEVICE GetItem response."""
+        cp = cupy()
+        b, d = response.device_buffer, response.array
+        dtype = np.dtype(d.data_type)
+        if b.server_epoch != self._epoch:  # a restarted server: its old slabs are gone
+            self._slabs, self._epoch = {}, b.server_epoch
+        device = self.ordinal(b.gpu_uuid)
+        mapping = self._slabs.get(b.slab_id)
+        if mapping is None:
+            mapping = self._slabs[b.slab_id] = _Mapping(cp, device, b.ipc_handle)
+            self.handle_opens += 1
+        lease = _Lease(self._stub, b.lease_id, mapping)
+        memory = cp.cuda.UnownedMemory(mapping.ptr + b.offset, max(b.nbytes, 1), lease, device)
+        return cp.ndarray(tuple(d.shape), dtype, cp.cuda.MemoryPointer(memory, 0))
+
+    def register(self, array):
+        """Registers a C-contiguous CuPy array's memory; returns the region id."""
+        cp = cupy()
+        ptr = array.data.ptr
+        base = _allocation_base(ptr)
+        with cp.cuda.Device(array.device.id):
+            handle = cp.cuda.runtime.ipcGetMemHandle(base)
+        reply = errors.call(self._stub.RegisterDeviceRegion, pb.RegisterDeviceRegionRequest(
+            gpu_uuid=self.uuid(array.device.id), ipc_handle=handle, handle_offset=ptr - base,
+            nbytes=array.nbytes, client_pid=os.getpid()))
+        return reply.region_id
+
+    def unregister(self, region_id):
+        errors.call(self._stub.UnregisterDeviceRegion,
+                    pb.UnregisterDeviceRegionRequest(region_id=region_id))
+
+
+_libcuda = None
+
+
+def _allocation_base(ptr):
+    """The base of the cudaMalloc allocation holding `ptr` (an IPC handle names the base)."""
+    global _libcuda
+    if _libcuda is None:
+        _libcuda = ctypes.CDLL("libcuda.so.1")
+        _libcuda.cuMemGetAddressRange_v2.argtypes = [
+            ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    rc = _libcuda.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr)
+    if rc != 0:
+        raise errors.InvalidArgumentError(grpc.StatusCode.INVALID_ARGUMENT,
+                                          f"cuMemGetAddressRange failed ({rc}) for {ptr:#x}")
+    return base.value

@@ -1,0 +1,78 @@
+"""zarrd's errors as Python exceptions: one class per gRPC status code that zarrd uses, each also
+a subclass of the built-in exception a Python user would catch (IndexError for out-of-range
+indices, KeyError for missing nodes, ...). The message is the server's."""
+import grpc
+
+
+class ZarrdError(Exception):
+    """A request that zarrd refused; `code` is the gRPC status code, `message` the server's."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        return f"{self.code.name}: {self.message}"
+
+
+class NotFoundError(ZarrdError, KeyError):
+    pass
+
+
+class InvalidArgumentError(ZarrdError, ValueError):
+    pass
+
+
+class OutOfRangeError(ZarrdError, IndexError):
+    pass
+
+
+class AlreadyExistsError(ZarrdError, FileExistsError):
+    pass
+
+
+class PermissionDeniedError(ZarrdError, PermissionError):
+    pass
+
+
+class ResourceExhaustedError(ZarrdError, MemoryError):
+    pass
+
+
+class FailedPreconditionError(ZarrdError, RuntimeError):
+    pass
+
+
+class DataLossError(ZarrdError, OSError):
+    pass
+
+
+class UnavailableError(ZarrdError, ConnectionError):
+    pass
+
+
+_BY_CODE = {
+    grpc.StatusCode.NOT_FOUND: NotFoundError,
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgumentError,
+    grpc.StatusCode.OUT_OF_RANGE: OutOfRangeError,
+    grpc.StatusCode.ALREADY_EXISTS: AlreadyExistsError,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhaustedError,
+    grpc.StatusCode.FAILED_PRECONDITION: FailedPreconditionError,
+    grpc.StatusCode.DATA_LOSS: DataLossError,
+    grpc.StatusCode.UNAVAILABLE: UnavailableError,
+}
+
+
+def from_rpc(error):
+    code = error.code()
+    return _BY_CODE.get(code, ZarrdError)(code, error.details() or "")
+
+
+def call(method, request, **kwargs):
+    """Calls a unary method, raising ZarrdError subclasses instead of grpc.RpcError."""
+    try:
+        return method(request, **kwargs)
+    except grpc.RpcError as e:
+        raise from_rpc(e) from None

@@ -1,0 +1,83 @@
+"""Array metadata documents from zarr-python-like keywords."""
+import math
+
+import numpy as np
+
+_V2_COMPRESSOR = {"zstd": {"id": "zstd", "level": 0}, "gzip": {"id": "gzip", "level": 1},
+                  "zlib": {"id": "zlib", "level": 1},
+                  "blosc": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}}
+_V3_COMPRESSOR = {"zstd": {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+                  "gzip": {"name": "gzip", "configuration": {"level": 1}},
+                  "blosc": {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                               "shuffle": "shuffle", "blocksize": 0}}}
+
+
+def json_fill_value(value, dtype):
+    if value is None:
+        return None
+    if dtype.kind == "c":
+        c = complex(value)
+        return [json_fill_value(c.real, np.dtype("f8")), json_fill_value(c.imag, np.dtype("f8"))]
+    if dtype.kind == "f":
+        v = float(value)
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if dtype.kind == "b":
+        return bool(value)
+    return int(value)
+
+
+def _compressors(compressors, table):
+    if compressors == "default":
+        compressors = "zstd"
+    if compressors is None:
+        return []
+    if isinstance(compressors, (str, dict)):
+        compressors = [compressors]
+    return [table[c] if isinstance(c, str) else c for c in compressors]
+
+
+def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compressors="default",
+                   shards=None, dimension_names=None, attributes=None, zarr_format=3, order="C"):
+    """Returns (metadata document, v2 attributes or None)."""
+    dtype = np.dtype(dtype)
+    shape = [int(s) for s in shape]
+    chunks = [int(c) for c in (chunks or shape)] or []
+    attributes = dict(attributes or {})
+    if zarr_format == 2:
+        if shards is not None or codecs is not None:
+            raise ValueError("zarr_format 2 has no shards or v3 codecs; use compressors")
+        comp = _compressors(compressors, _V2_COMPRESSOR)
+        if len(comp) > 1:
+            raise ValueError("zarr_format 2 takes one compressor")
+        if dimension_names is not None:
+            attributes["_ARRAY_DIMENSIONS"] = list(dimension_names)
+        meta = {"zarr_format": 2, "shape": shape, "chunks": chunks,
+                "dtype": dtype.newbyteorder("<").str if dtype.itemsize > 1 else dtype.str,
+                "compressor": comp[0] if comp else None, "fill_value": json_fill_value(fill_value, dtype),
+                "order": order, "filters": None}
+        return meta, attributes
+    if codecs is None:
+        inner = [{"name": "bytes", "configuration": {"endian": "little"}}] + \
+            _compressors(compressors, _V3_COMPRESSOR)
+        if order == "F":
+            inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
+        if shards is not None:
+            codecs = [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": chunks, "codecs": inner,
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                 {"name": "crc32c"}]}}]
+            chunks = [int(s) for s in shards]
+        else:
+            codecs = inner
+    meta = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype.name,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": json_fill_value(fill_value, dtype), "codecs": codecs,
+            "attributes": attributes}
+    if dimension_names is not None:
+        meta["dimension_names"] = list(dimension_names)
+    return meta, None
