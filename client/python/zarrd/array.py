@@ -6,7 +6,8 @@ import grpc
 import numpy as np
 
 from zarrd import config, device, errors
-from zarrd.selection import to_proto
+from zarrd.selection import full_key, to_proto
+from zarrd.stream import read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
 
 _PIECE = 4 << 20
@@ -157,15 +158,11 @@ class Array:
             response = errors.call(self._client.stub.GetItem, request)
             return np.frombuffer(response.data, self.dtype.newbyteorder("<")).reshape(shape).copy() \
                 if response.data else np.empty(shape, self.dtype)
-        out = np.empty(shape, self.dtype.newbyteorder("<"))
-        flat = out.reshape(-1).view(np.uint8)
-        try:
-            for piece in self._client.stub.GetItemStream(request):
-                if piece.data:
-                    flat[piece.offset:piece.offset + len(piece.data)] = np.frombuffer(piece.data, np.uint8)
-        except grpc.RpcError as e:
-            raise errors.from_rpc(e) from None
-        return out
+        def request_for(key):
+            return pb.GetItemRequest(store=self.store, path=self.path, prototype=pb.PROTOTYPE_HOST,
+                                     selection=to_proto(key, self.shape)[0])
+        return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
+                             self.shape, shape, self.dtype.newbyteorder("<"), request_for)
 
     # Writes.
     def __setitem__(self, key, value):

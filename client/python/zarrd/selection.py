@@ -5,6 +5,18 @@ import numbers
 from zarrd.v1 import zarrd_pb2 as pb
 
 
+def full_key(key, ndim):
+    """`key` with the ellipsis expanded: one item per dimension (after to_proto checked it)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    given = sum(k is not Ellipsis for k in key)
+    out = []
+    for k in key:
+        out.extend([slice(None)] * (ndim - given) if k is Ellipsis else [k])
+    out.extend([slice(None)] * (ndim - len(out)))
+    return tuple(out)
+
+
 def to_proto(key, shape):
     """Returns (pb.Selection, result shape) for `key` over an array of `shape`."""
     if not isinstance(key, tuple):
