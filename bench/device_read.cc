@@ -69,8 +69,8 @@ class PlanOnlySink final : public ChunkSink {
 // The peer: tensorstore + CuPy in another process; returns its best read+upload seconds.
 double TensorstoreCupy(const std::string& python, const std::string& script,
                        const std::string& path, int repeat) {
-  const std::string cmd = python + " " + script + " " + path + " --repeat " +
-                          std::to_string(repeat) + " 2>&1";
+  const std::string cmd =
+      python + " " + script + " " + path + " --repeat " + std::to_string(repeat) + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -109,17 +109,18 @@ int Main(int argc, char** argv) {
 
   cudaDeviceProp prop;
   CheckCuda(cudaGetDeviceProperties(&prop, 0), "device");
-  std::printf("device_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); %s, "
-              "%zu cores; best of %d\n", prop.name, hw, repeat);
+  std::printf(
+      "device_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); %s, "
+      "%zu cores; best of %d\n",
+      prop.name, hw, repeat);
 
   // (a) the engine's host read.
   uint8_t* host = nullptr;
   CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&host), kTotal, cudaHostAllocDefault), "pinned");
   std::vector<uint8_t> pageable(kTotal);
   std::memset(pageable.data(), 0, kTotal);
-  const double engine_host = Rate(Best(repeat, [&] {
-    return (*r1)->Read({}, pageable.data(), kTotal, {.pool = &pool});
-  }));
+  const double engine_host =
+      Rate(Best(repeat, [&] { return (*r1)->Read({}, pageable.data(), kTotal, {.pool = &pool}); }));
   std::memcpy(host, pageable.data(), kTotal);
 
   // (b) pinned host-to-device bandwidth, and a device-to-device copy.
@@ -205,13 +206,17 @@ int Main(int argc, char** argv) {
   ::waitpid(pid, nullptr, 0);
 
   // (c) the peer.
-  const double peer_s = TensorstoreCupy(python, script, std::filesystem::absolute(dir / std::filesystem::path("r1")).string(), repeat);
+  const double peer_s = TensorstoreCupy(
+      python, script, std::filesystem::absolute(dir / std::filesystem::path("r1")).string(),
+      repeat);
   const double peer = peer_s > 0 ? Rate(peer_s) : 0;
 
   auto row = [](const char* what, double gbs, const std::string& note) {
     std::printf("%-46s %9.2f GB/s  %s\n", what, gbs, note.c_str());
   };
-  auto pct = [](double a, double b) { return b > 0 ? std::to_string(int(100 * a / b + 0.5)) + "%" : "n/a"; };
+  auto pct = [](double a, double b) {
+    return b > 0 ? std::to_string(int(100 * a / b + 0.5)) + "%" : "n/a";
+  };
   auto times = [](double a, double b) {
     char s[32];
     std::snprintf(s, sizeof s, "%.2fx", b > 0 ? a / b : 0.0);

@@ -4,8 +4,7 @@
 namespace zarrd::client {
 namespace {
 
-__global__ void ChecksumKernel(const uint8_t* data, uint64_t nbytes,
-                               unsigned long long* out) {
+__global__ void ChecksumKernel(const uint8_t* data, uint64_t nbytes, unsigned long long* out) {
   const uint64_t words = (nbytes + 3) / 4;
   unsigned long long sum = 0, weighted = 0;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < words;

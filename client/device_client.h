@@ -74,12 +74,11 @@ class DeviceClient {
 
   // Registers `nbytes` of this process's device memory at `data`.
   Result<std::unique_ptr<DeviceRegion>> RegisterRegion(void* data, uint64_t nbytes);
-  Status GetInto(const std::string& store, const std::string& path,
-                 const pb::Selection& selection, const DeviceRegion& region, uint64_t offset,
-                 uint64_t nbytes, pb::ArrayDescriptor* descriptor = nullptr);
-  Status SetFrom(const std::string& store, const std::string& path,
-                 const pb::Selection& selection, const DeviceRegion& region, uint64_t offset,
-                 uint64_t nbytes);
+  Status GetInto(const std::string& store, const std::string& path, const pb::Selection& selection,
+                 const DeviceRegion& region, uint64_t offset, uint64_t nbytes,
+                 pb::ArrayDescriptor* descriptor = nullptr);
+  Status SetFrom(const std::string& store, const std::string& path, const pb::Selection& selection,
+                 const DeviceRegion& region, uint64_t offset, uint64_t nbytes);
 
   // How many IPC handles this client has opened so far.
   uint64_t handle_opens() const;

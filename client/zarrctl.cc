@@ -189,8 +189,8 @@ int GetDevice(zarrd::client::Client& c, const std::string& store, const std::str
   zarrd::client::DeviceClient devices(c);
   auto array = devices.Get(store, path, selection, a.get("--gpu", ""));
   if (!array.ok()) return Fail(array.status());
-  auto sum = zarrd::client::ChecksumOnDevice((*array)->data(), (*array)->nbytes(),
-                                             (*array)->device());
+  auto sum =
+      zarrd::client::ChecksumOnDevice((*array)->data(), (*array)->nbytes(), (*array)->device());
   if (!sum.ok()) return Fail(sum.status());
   const auto& d = (*array)->descriptor();
   std::cout << "device " << (*array)->buffer().gpu_uuid() << " " << d.data_type() << " "
@@ -200,8 +200,9 @@ int GetDevice(zarrd::client::Client& c, const std::string& store, const std::str
   return 0;
 #else
   (void)c, (void)store, (void)path, (void)selection, (void)a;
-  return Fail(zarrd::FailedPrecondition("--prototype device: no CUDA device (this zarrctl was "
-                                        "built without CUDA)"));
+  return Fail(
+      zarrd::FailedPrecondition("--prototype device: no CUDA device (this zarrctl was "
+                                "built without CUDA)"));
 #endif
 }
 

@@ -185,9 +185,9 @@ Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
   if (resolved.dims.size() != m->rank()) {
     return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
   }
-  Status s = resolved.num_elements() == 0  ? OkStatus()
-             : PartialShardCodec(*m) ? ReadSharded(*m, resolved, sink, options)
-                                     : ReadChunks(*m, resolved, sink, options);
+  Status s = resolved.num_elements() == 0 ? OkStatus()
+             : PartialShardCodec(*m)      ? ReadSharded(*m, resolved, sink, options)
+                                          : ReadChunks(*m, resolved, sink, options);
   Status finished = sink.Finish();
   return s.ok() ? finished : s;
 }

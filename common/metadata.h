@@ -35,7 +35,7 @@ struct ArrayMetadata {
   // v2 only.
   Endian v2_endian = Endian::kLittle;
   char v2_order = 'C';
-  nlohmann::json v2_compressor;  // null or numcodecs JSON
+  nlohmann::json v2_compressor;     // null or numcodecs JSON
   bool v2_fill_value_null = false;  // "fill_value": null (read as zeros, written back as null)
 
   // Built by Finalize(): the pipeline that encodes and decodes one chunk.

@@ -68,6 +68,17 @@ class Store {
 // The offset of `range` in a value of `size` bytes; DATA_LOSS naming `where` when it does not fit.
 Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& where);
 
+// The keys of a sorted map (key -> value) that start with `prefix`, in order.
+template <typename Map>
+std::vector<std::string> KeysWithPrefix(const Map& values, const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (auto it = values.lower_bound(prefix); it != values.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    keys.push_back(it->first);
+  }
+  return keys;
+}
+
 // Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
 Status ValidateKey(std::string_view key);
 // Joins a node path and a key below it ("" path means the store root).

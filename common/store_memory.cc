@@ -43,12 +43,7 @@ class MemoryStore : public Store {
 
   Result<std::vector<std::string>> List(const std::string& prefix) override {
     std::shared_lock lock(mutex_);
-    std::vector<std::string> keys;
-    for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      keys.push_back(it->first);
-    }
-    return keys;
+    return KeysWithPrefix(values_, prefix);
   }
 
   std::string Describe() const override { return "memory store"; }

@@ -17,15 +17,15 @@ struct StoreConfig {
   std::string root;            // local stores: a directory, relative to the config file
   bool read_only = false;
   bool fsync = false;
-  std::string device = "0";            // gpu stores: UUID or ordinal
+  std::string device = "0";              // gpu stores: UUID or ordinal
   uint64_t capacity_bytes = 1ull << 30;  // gpu stores: chunk bytes held at most
 };
 
 // A GPU the server serves DEVICE results from, with its pool.
 struct DeviceConfig {
-  std::string device;  // UUID ("GPU-...") or ordinal
-  uint64_t pool_bytes = 0;               // 0: half of the device's memory
-  uint64_t slab_bytes = 1ull << 30;      // pool growth step; larger results get their own slab
+  std::string device;                // UUID ("GPU-...") or ordinal
+  uint64_t pool_bytes = 0;           // 0: half of the device's memory
+  uint64_t slab_bytes = 1ull << 30;  // pool growth step; larger results get their own slab
 };
 
 enum class PrototypeKind { kHost, kDevice };

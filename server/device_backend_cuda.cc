@@ -105,9 +105,8 @@ class CudaDeviceBackend final : public DeviceBackend {
         {.name = config.name, .device = info.ordinal, .capacity_bytes = config.capacity_bytes});
   }
 
-  Status Read(const Array& array, const ResolvedSelection& selection,
-              const pb::GetItemRequest& req, const IoOptions& io,
-              pb::GetItemResponse* resp) override {
+  Status Read(const Array& array, const ResolvedSelection& selection, const pb::GetItemRequest& req,
+              const IoOptions& io, pb::GetItemResponse* resp) override {
     const uint64_t nbytes = resp->array().nbytes();
     const size_t es = ItemSize(array.metadata()->dtype);
     auto* out = resp->mutable_device_buffer();
@@ -275,10 +274,9 @@ class CudaDeviceBackend final : public DeviceBackend {
 Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config,
                                                          uint64_t epoch) {
   auto visible = cu::ListDevices();
-  const bool needs_gpu =
-      (config.devices && !config.devices->empty()) ||
-      std::any_of(config.stores.begin(), config.stores.end(),
-                  [](const StoreConfig& s) { return s.kind == "gpu"; });
+  const bool needs_gpu = (config.devices && !config.devices->empty()) ||
+                         std::any_of(config.stores.begin(), config.stores.end(),
+                                     [](const StoreConfig& s) { return s.kind == "gpu"; });
   if (!visible.ok()) {
     if (needs_gpu) return visible.status().WithContext("the config names GPUs");
     spdlog::info("DEVICE results are off: {}", visible.status().message());

@@ -1,7 +1,5 @@
 #include "server/host_regions.h"
 
-#include "server/client_process.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +9,8 @@
 
 #include <cerrno>
 #include <vector>
+
+#include "server/client_process.h"
 
 namespace zarrd::server {
 

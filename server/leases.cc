@@ -62,9 +62,9 @@ size_t LeaseRegistry::Reap(std::chrono::system_clock::time_point now) {
     }
   }
   for (const auto& l : ended) {
-    spdlog::info("lease {} ({} bytes on {}) ended: {}", l.id, l.nbytes, l.device,
-                 l.expiry <= now ? "expired" : "client pid " + std::to_string(l.client_pid) +
-                                                   " exited");
+    spdlog::info(
+        "lease {} ({} bytes on {}) ended: {}", l.id, l.nbytes, l.device,
+        l.expiry <= now ? "expired" : "client pid " + std::to_string(l.client_pid) + " exited");
   }
   return ended.size();
 }

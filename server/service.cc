@@ -107,8 +107,8 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
       devices_(std::move(devices)) {
   reaper_ = std::thread([this] {
     std::unique_lock lock(reaper_mutex_);
-    while (!reaper_cv_.wait_for(lock, std::chrono::milliseconds(250),
-                                [this] { return stopping_; })) {
+    while (
+        !reaper_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; })) {
       host_regions_.ReapOrphans();
       devices_->Reap();
     }
@@ -453,10 +453,9 @@ grpc::ServerUnaryReactor* ZarrdService::UnregisterHostRegion(
 grpc::ServerUnaryReactor* ZarrdService::ReleaseLease(grpc::CallbackServerContext*,
                                                      const pb::ReleaseLeaseRequest* req,
                                                      pb::ReleaseLeaseResponse*) {
-  return RunUnary("ReleaseLease", std::to_string(req->lease_id()),
-                  [this, req](const std::atomic<bool>&) {
-                    return devices_->ReleaseLease(req->lease_id());
-                  });
+  return RunUnary(
+      "ReleaseLease", std::to_string(req->lease_id()),
+      [this, req](const std::atomic<bool>&) { return devices_->ReleaseLease(req->lease_id()); });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::RegisterDeviceRegion(

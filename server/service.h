@@ -73,9 +73,9 @@ class ZarrdService final
   grpc::ServerUnaryReactor* RegisterDeviceRegion(grpc::CallbackServerContext* ctx,
                                                  const pb::RegisterDeviceRegionRequest* req,
                                                  pb::RegisterDeviceRegionResponse* resp) override;
-  grpc::ServerUnaryReactor* UnregisterDeviceRegion(grpc::CallbackServerContext* ctx,
-                                                   const pb::UnregisterDeviceRegionRequest* req,
-                                                   pb::UnregisterDeviceRegionResponse* resp) override;
+  grpc::ServerUnaryReactor* UnregisterDeviceRegion(
+      grpc::CallbackServerContext* ctx, const pb::UnregisterDeviceRegionRequest* req,
+      pb::UnregisterDeviceRegionResponse* resp) override;
   grpc::ServerWriteReactor<pb::GetItemResponse>* StreamBytes(
       grpc::CallbackServerContext* ctx, const pb::StreamBytesRequest* req) override;
   grpc::ServerUnaryReactor* RegisterHostRegion(grpc::CallbackServerContext* ctx,

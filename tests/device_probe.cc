@@ -46,7 +46,7 @@ json Get(zc::DeviceClient& devices, const std::string& store, const std::string&
 }
 
 json HostGet(zc::Client& client, const std::string& store, const std::string& path,
-            std::vector<uint8_t>* buffer) {
+             std::vector<uint8_t>* buffer) {
   auto node = client.GetNode(store, path);
   if (!node.ok()) return Error(node.status());
   buffer->resize(node->num_bytes());
@@ -77,8 +77,10 @@ json Region(zc::Client& client, zc::DeviceClient& devices, const std::string& st
   {
     auto region = devices.RegisterRegion(mem, offset + nbytes);
     zarrd::Status s = region.ok() ? zarrd::OkStatus() : region.status();
-    if (s.ok()) s = devices.GetInto(store, path, *zc::SelectionFromText(src), **region, offset, nbytes);
-    if (s.ok()) s = devices.SetFrom(store, path, *zc::SelectionFromText(dst), **region, offset, nbytes);
+    if (s.ok())
+      s = devices.GetInto(store, path, *zc::SelectionFromText(src), **region, offset, nbytes);
+    if (s.ok())
+      s = devices.SetFrom(store, path, *zc::SelectionFromText(dst), **region, offset, nbytes);
     out = s.ok() ? Checksum(static_cast<uint8_t*>(mem) + offset, nbytes, 0) : Error(s);
     if (region.ok()) out["region"] = (*region)->id();
   }  // unregistered here, before the memory goes

@@ -122,11 +122,21 @@ __device__ void RunDesc(const StridedCopyDesc& d) {
     }
     const int64_t ss = d.src_strides[last], ds = d.dst_strides[last];
     switch (d.elem_size) {
-      case 1: CopyRow<uint8_t>(src, ss, dst, ds, n, d.fill, lane); break;
-      case 2: CopyRow<uint16_t>(src, ss, dst, ds, n, d.fill, lane); break;
-      case 4: CopyRow<uint32_t>(src, ss, dst, ds, n, d.fill, lane); break;
-      case 8: CopyRow<uint2>(src, ss, dst, ds, n, d.fill, lane); break;
-      default: CopyRow<uint4>(src, ss, dst, ds, n, d.fill, lane); break;
+      case 1:
+        CopyRow<uint8_t>(src, ss, dst, ds, n, d.fill, lane);
+        break;
+      case 2:
+        CopyRow<uint16_t>(src, ss, dst, ds, n, d.fill, lane);
+        break;
+      case 4:
+        CopyRow<uint32_t>(src, ss, dst, ds, n, d.fill, lane);
+        break;
+      case 8:
+        CopyRow<uint2>(src, ss, dst, ds, n, d.fill, lane);
+        break;
+      default:
+        CopyRow<uint4>(src, ss, dst, ds, n, d.fill, lane);
+        break;
     }
   }
 }
@@ -192,8 +202,8 @@ Result<StridedCopyDesc> Normalize(StridedCopyDesc d, const int64_t* src_strides,
 }  // namespace
 
 Result<StridedCopyDesc> MakeCopyDesc(const uint8_t* src, const int64_t* src_strides, uint8_t* dst,
-                                     const int64_t* dst_strides, const int64_t* counts,
-                                     size_t rank, size_t elem_size) {
+                                     const int64_t* dst_strides, const int64_t* counts, size_t rank,
+                                     size_t elem_size) {
   StridedCopyDesc d;
   d.src = src;
   d.dst = dst;
@@ -228,10 +238,10 @@ Status LaunchStridedCopies(const std::vector<StridedCopyDesc>& descs, uint8_t* p
     blocks = std::max(blocks, BlocksFor(d));
   }
   if (n == 0) return OkStatus();
-  ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(device_scratch, pinned,
-                                                   n * sizeof(StridedCopyDesc),
-                                                   cudaMemcpyHostToDevice, stream),
-                                   "copy descriptors upload"));
+  ZARRD_RETURN_IF_ERROR(
+      CudaStatus(cudaMemcpyAsync(device_scratch, pinned, n * sizeof(StridedCopyDesc),
+                                 cudaMemcpyHostToDevice, stream),
+                 "copy descriptors upload"));
   auto* d = reinterpret_cast<const StridedCopyDesc*>(device_scratch);
   for (size_t first = 0; first < n; first += 65535) {
     const unsigned count = static_cast<unsigned>(std::min<size_t>(65535, n - first));

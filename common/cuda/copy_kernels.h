@@ -28,8 +28,8 @@ struct StridedCopyDesc {
 // dimensions that are contiguous on both sides merged (so most copies become rows of bytes).
 // INVALID_ARGUMENT when more than kMaxCopyRank dimensions remain.
 Result<StridedCopyDesc> MakeCopyDesc(const uint8_t* src, const int64_t* src_strides, uint8_t* dst,
-                                     const int64_t* dst_strides, const int64_t* counts,
-                                     size_t rank, size_t elem_size);
+                                     const int64_t* dst_strides, const int64_t* counts, size_t rank,
+                                     size_t elem_size);
 Result<StridedCopyDesc> MakeFillDesc(uint8_t* dst, const int64_t* dst_strides,
                                      const int64_t* counts, size_t rank, const uint8_t* value,
                                      size_t elem_size);

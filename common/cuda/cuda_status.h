@@ -11,7 +11,8 @@ namespace zarrd::cuda {
 
 inline Status CudaStatus(cudaError_t err, const std::string& what) {
   if (err == cudaSuccess) return OkStatus();
-  const std::string message = what + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+  const std::string message =
+      what + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
   if (err == cudaErrorMemoryAllocation) return ResourceExhausted(message);
   return Internal(message);
 }

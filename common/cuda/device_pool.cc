@@ -30,9 +30,9 @@ struct PoolState {
   Result<Slab*> AddSlab(uint64_t size) {
     ZARRD_RETURN_IF_ERROR(UseDevice(options.device));
     void* base = nullptr;
-    ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&base, size),
-                                     "device pool " + options.name + ": cudaMalloc of a slab of " +
-                                         std::to_string(size) + " bytes"));
+    ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&base, size), "device pool " + options.name +
+                                                                  ": cudaMalloc of a slab of " +
+                                                                  std::to_string(size) + " bytes"));
     auto slab = std::make_unique<Slab>(
         Slab{slabs.size(), static_cast<uint8_t*>(base), RangeAllocator(size, kAlignment)});
     if (options.export_ipc) {
@@ -55,8 +55,8 @@ struct PoolState {
       in_use += s->ranges.bytes_in_use();
       largest = std::max(largest, s->ranges.largest_free_block());
     }
-    return std::to_string(in_use) + " bytes in use, " + std::to_string(reserved) +
-           " reserved in " + std::to_string(slabs.size()) + " slabs, capacity " +
+    return std::to_string(in_use) + " bytes in use, " + std::to_string(reserved) + " reserved in " +
+           std::to_string(slabs.size()) + " slabs, capacity " +
            std::to_string(options.capacity_bytes) + ", largest free block " +
            std::to_string(largest);
   }
@@ -102,9 +102,9 @@ Result<std::shared_ptr<DeviceAllocation>> DevicePool::Allocate(uint64_t nbytes) 
     }
   }
   if (!offset) {
-    const uint64_t want = std::max(st.options.slab_bytes,
-                                   (std::max<uint64_t>(nbytes, 1) + kSlabGranularity - 1) /
-                                       kSlabGranularity * kSlabGranularity);
+    const uint64_t want =
+        std::max(st.options.slab_bytes, (std::max<uint64_t>(nbytes, 1) + kSlabGranularity - 1) /
+                                            kSlabGranularity * kSlabGranularity);
     if (st.reserved + want > st.options.capacity_bytes) {
       return ResourceExhausted("device pool " + st.options.name + ": cannot allocate " +
                                std::to_string(nbytes) + " bytes: " + st.Numbers());

@@ -20,9 +20,9 @@ using IpcHandleBytes = std::array<char, 64>;
 
 struct PoolOptions {
   int device = 0;
-  std::string name;                         // for messages: the device UUID or the store name
+  std::string name;                             // for messages: the device UUID or the store name
   uint64_t capacity_bytes = uint64_t{8} << 30;  // slabs together never exceed this
-  uint64_t slab_bytes = uint64_t{1} << 30;  // larger requests get a slab of their own size
+  uint64_t slab_bytes = uint64_t{1} << 30;      // larger requests get a slab of their own size
   bool export_ipc = true;
 };
 

@@ -9,8 +9,8 @@ namespace {
 
 TEST(DevicePool, SubAllocatesAlignedAndReuses) {
   ZARRD_REQUIRE_GPU();
-  auto pool = DevicePool::Create({.device = 0, .name = "test", .capacity_bytes = 64 << 20,
-                                  .slab_bytes = 32 << 20});
+  auto pool = DevicePool::Create(
+      {.device = 0, .name = "test", .capacity_bytes = 64 << 20, .slab_bytes = 32 << 20});
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   auto a = (*pool)->Allocate(1000);
   auto b = (*pool)->Allocate(5000);
@@ -32,8 +32,8 @@ TEST(DevicePool, SubAllocatesAlignedAndReuses) {
 
 TEST(DevicePool, ExhaustionIsResourceExhaustedWithNumbers) {
   ZARRD_REQUIRE_GPU();
-  auto pool = DevicePool::Create({.device = 0, .name = "small", .capacity_bytes = 8 << 20,
-                                  .slab_bytes = 4 << 20});
+  auto pool = DevicePool::Create(
+      {.device = 0, .name = "small", .capacity_bytes = 8 << 20, .slab_bytes = 4 << 20});
   ASSERT_TRUE(pool.ok());
   auto a = (*pool)->Allocate(3 << 20);
   auto b = (*pool)->Allocate(3 << 20);  // a second slab

@@ -52,19 +52,19 @@ void DeviceSink::Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> 
 }
 
 Status DeviceSink::Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) {
-  ZARRD_ASSIGN_OR_RETURN(auto desc, MakeFillDesc(out_ + p.result_offset, p.result_strides.data(),
-                                                 p.counts.data(), p.counts.size(), fill_value,
-                                                 elem_size));
+  ZARRD_ASSIGN_OR_RETURN(
+      auto desc, MakeFillDesc(out_ + p.result_offset, p.result_strides.data(), p.counts.data(),
+                              p.counts.size(), fill_value, elem_size));
   Defer(desc, nullptr);
   return OkStatus();
 }
 
 Status DeviceSink::CommitDevice(const Placement& p, const DeviceValue& value) {
   ZARRD_ASSIGN_OR_RETURN(
-      auto desc, MakeCopyDesc(static_cast<const uint8_t*>(value.data) + p.chunk_offset,
-                              p.chunk_strides.data(), out_ + p.result_offset,
-                              p.result_strides.data(), p.counts.data(), p.counts.size(),
-                              elem_size_));
+      auto desc,
+      MakeCopyDesc(static_cast<const uint8_t*>(value.data) + p.chunk_offset, p.chunk_strides.data(),
+                   out_ + p.result_offset, p.result_strides.data(), p.counts.data(),
+                   p.counts.size(), elem_size_));
   Defer(desc, value.keepalive);
   return OkStatus();
 }

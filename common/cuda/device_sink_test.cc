@@ -106,12 +106,12 @@ TEST_P(DeviceRead, SelectionsMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Pipelines, DeviceRead,
-    ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
-                      std::pair{"memory", "transpose-gzip"}, std::pair{"memory", "sharded"},
-                      std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
-                      std::pair{"gpu", "zstd"}));
+INSTANTIATE_TEST_SUITE_P(Pipelines, DeviceRead,
+                         ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
+                                           std::pair{"memory", "transpose-gzip"},
+                                           std::pair{"memory", "sharded"},
+                                           std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
+                                           std::pair{"gpu", "zstd"}));
 
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
@@ -125,8 +125,8 @@ TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   EXPECT_EQ(meta_value.status().code(), StatusCode::kFailedPrecondition);
   std::vector<int32_t> ones(256 * 256, 1);
   for (int c = 0; c < 4; ++c) {
-    auto sel = *ParseSelection("0:256, " + std::to_string(c * 256) + ":" +
-                               std::to_string(c * 256 + 256));
+    auto sel =
+        *ParseSelection("0:256, " + std::to_string(c * 256) + ":" + std::to_string(c * 256 + 256));
     ASSERT_TRUE(array->Write(sel, ones.data(), ones.size() * 4).ok());
   }
   auto sel = *ParseSelection("256:512, 0:256");

@@ -38,9 +38,8 @@ Result<std::shared_ptr<IpcMapping>> IpcMapping::Open(int device, const IpcHandle
   cudaIpcMemHandle_t handle;
   std::copy(bytes.begin(), bytes.end(), handle.reserved);
   void* base = nullptr;
-  ZARRD_RETURN_IF_ERROR(
-      CudaStatus(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess),
-                 "cudaIpcOpenMemHandle"));
+  ZARRD_RETURN_IF_ERROR(CudaStatus(
+      cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle"));
   ++open_count;
   return std::shared_ptr<IpcMapping>(new IpcMapping(device, static_cast<uint8_t*>(base)));
 }

@@ -41,7 +41,8 @@ Result<StagingSlot*> StagingPool::Acquire(size_t nbytes) {
     }
   }
   Status s = CudaStatus(cudaEventSynchronize(slot->done), "staging slot's previous upload");
-  if (s.ok() && (slot->pinned_bytes < nbytes || slot->scratch_bytes < nbytes)) s = Grow(slot, nbytes);
+  if (s.ok() && (slot->pinned_bytes < nbytes || slot->scratch_bytes < nbytes))
+    s = Grow(slot, nbytes);
   if (!s.ok()) {
     (void)Release(slot, false);
     return s;
@@ -57,8 +58,9 @@ Status StagingPool::Grow(StagingSlot* slot, size_t nbytes) {
     slot->pinned = nullptr;
     slot->pinned_bytes = 0;
     void* p = nullptr;
-    ZARRD_RETURN_IF_ERROR(CudaStatus(cudaHostAlloc(&p, size, cudaHostAllocDefault),
-                                     "pinned staging buffer of " + std::to_string(size) + " bytes"));
+    ZARRD_RETURN_IF_ERROR(
+        CudaStatus(cudaHostAlloc(&p, size, cudaHostAllocDefault),
+                   "pinned staging buffer of " + std::to_string(size) + " bytes"));
     slot->pinned = static_cast<uint8_t*>(p);
     slot->pinned_bytes = size;
   }
@@ -67,8 +69,8 @@ Status StagingPool::Grow(StagingSlot* slot, size_t nbytes) {
     slot->scratch = nullptr;
     slot->scratch_bytes = 0;
     void* p = nullptr;
-    ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&p, size), "device staging buffer of " +
-                                                               std::to_string(size) + " bytes"));
+    ZARRD_RETURN_IF_ERROR(CudaStatus(
+        cudaMalloc(&p, size), "device staging buffer of " + std::to_string(size) + " bytes"));
     slot->scratch = static_cast<uint8_t*>(p);
     slot->scratch_bytes = size;
   }

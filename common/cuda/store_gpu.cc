@@ -67,13 +67,13 @@ class GpuStore final : public Store {
     } else {
       auto allocation = pool_->Allocate(bytes.size());
       if (!allocation.ok()) {
-        return ResourceExhausted(Where(key) + ": the GPU store is full: " +
-                                 allocation.status().message());
+        return ResourceExhausted(Where(key) +
+                                 ": the GPU store is full: " + allocation.status().message());
       }
       ZARRD_RETURN_IF_ERROR(UseDevice(options_.device));
-      ZARRD_RETURN_IF_ERROR(CudaStatus(cudaMemcpy((*allocation)->data(), bytes.data(),
-                                                  bytes.size(), cudaMemcpyHostToDevice),
-                                       Where(key) + ": copy to the GPU"));
+      ZARRD_RETURN_IF_ERROR(CudaStatus(
+          cudaMemcpy((*allocation)->data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+          Where(key) + ": copy to the GPU"));
       value->device = std::move(*allocation);
     }
     std::unique_lock lock(mutex_);
@@ -90,12 +90,7 @@ class GpuStore final : public Store {
 
   Result<std::vector<std::string>> List(const std::string& prefix) override {
     std::shared_lock lock(mutex_);
-    std::vector<std::string> keys;
-    for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      keys.push_back(it->first);
-    }
-    return keys;
+    return KeysWithPrefix(values_, prefix);
   }
 
   std::string Describe() const override {
@@ -127,12 +122,12 @@ class GpuStore final : public Store {
 
 Result<std::shared_ptr<Store>> MakeGpuStore(const GpuStoreOptions& options) {
   ZARRD_ASSIGN_OR_RETURN(
-      auto pool, DevicePool::Create({.device = options.device,
-                                     .name = "of GPU store \"" + options.name + "\"",
-                                     .capacity_bytes = options.capacity_bytes,
-                                     .slab_bytes = std::min<uint64_t>(options.capacity_bytes,
-                                                                      uint64_t{1} << 30),
-                                     .export_ipc = false}));
+      auto pool, DevicePool::Create(
+                     {.device = options.device,
+                      .name = "of GPU store \"" + options.name + "\"",
+                      .capacity_bytes = options.capacity_bytes,
+                      .slab_bytes = std::min<uint64_t>(options.capacity_bytes, uint64_t{1} << 30),
+                      .export_ipc = false}));
   return std::shared_ptr<Store>(std::make_shared<GpuStore>(options, std::move(pool)));
 }
 

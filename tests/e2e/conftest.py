@@ -79,3 +79,21 @@ def zarrctl(address, *args, check=True):
     if check and proc.returncode != 0:
         raise AssertionError(f"zarrctl {args} exited {proc.returncode}: {proc.stderr}")
     return proc
+
+
+def sel(*items):
+    """A wire selection from Python index items (ints, slices, Ellipsis)."""
+    from zarrd.v1 import zarrd_pb2 as pb
+    out = pb.Selection()
+    for it in items:
+        if it is Ellipsis:
+            out.items.add(ellipsis=True)
+        elif isinstance(it, slice):
+            s = out.items.add().slice
+            for field in ("start", "stop", "step"):
+                if getattr(it, field) is not None:
+                    setattr(s, field, getattr(it, field))
+        else:
+            out.items.add(index=it)
+    return out
+

@@ -12,7 +12,7 @@ import time
 import grpc
 import numpy as np
 import pytest
-from conftest import Server, zarrctl
+from conftest import Server, sel, zarrctl
 from zarrd.v1 import zarrd_pb2 as pb
 from zarrd.v1 import zarrd_pb2_grpc
 
@@ -48,21 +48,6 @@ def v3(shape, chunks, codecs, dtype="float32", fill=0):
     return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
             "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs}
-
-
-def sel(*items):
-    out = pb.Selection()
-    for it in items:
-        if it is Ellipsis:
-            out.items.add(ellipsis=True)
-        elif isinstance(it, slice):
-            s = out.items.add().slice
-            for f in ("start", "stop", "step"):
-                if getattr(it, f) is not None:
-                    setattr(s, f, getattr(it, f))
-        else:
-            out.items.add(index=it)
-    return out
 
 
 def text(items):
@@ -394,6 +379,7 @@ def test_cpp_client_opens_no_handle_after_warm_up_and_drops_them_on_restart(gpu_
             a = ask(f"get local c {text(s)}")
             assert (a["sum"], a["weighted"]) == checksum(values[s])
             assert a["opens"] == 1, f"request {i} opened a handle"
+        assert pool(stub).leases == 0  # each DeviceArray released its lease when destroyed
         ask("copy local c c2")  # SetItem from the lease of a DEVICE result
         host = stub.GetItem(pb.GetItemRequest(store="local", path="c2", prototype=pb.PROTOTYPE_HOST,
                                               selection=sel(slice(0, 10))))

@@ -7,6 +7,7 @@ import os
 import grpc
 import numpy as np
 import pytest
+from conftest import sel
 from zarrd.v1 import zarrd_pb2 as pb
 
 V3 = {"zarr_format": 3, "node_type": "array", "shape": [300, 200], "data_type": "float32",
@@ -14,24 +15,6 @@ V3 = {"zarr_format": 3, "node_type": "array", "shape": [300, 200], "data_type": 
       "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
       "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                  {"name": "zstd", "configuration": {"level": 1}}]}
-
-
-def sel(*items):
-    out = pb.Selection()
-    for it in items:
-        if it is Ellipsis:
-            out.items.add(ellipsis=True)
-        elif isinstance(it, slice):
-            s = out.items.add().slice
-            if it.start is not None:
-                s.start = it.start
-            if it.stop is not None:
-                s.stop = it.stop
-            if it.step is not None:
-                s.step = it.step
-        else:
-            out.items.add(index=it)
-    return out
 
 
 def create(stub, store, path, meta=V3):

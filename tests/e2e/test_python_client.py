@@ -209,6 +209,14 @@ def test_gpu_reads_writes_leases_and_handle_cache(client):
     a[5] = cp.float32(1.5)
     assert (a.get(5, prototype="host") == 1.5).all()
     assert info().device_regions == 0
+    torch = pytest.importorskip("torch")
+    # PyTorch: a DEVICE result through DLPack, without a copy, and a CUDA tensor as input.
+    result = a.get((slice(0, 4),), prototype="device")
+    t = torch.from_dlpack(result)
+    assert t.is_cuda and t.data_ptr() == result.data.ptr
+    np.testing.assert_array_equal(t.cpu().numpy(), a.get((slice(0, 4),), prototype="host"))
+    a[10:14] = torch.full((4, 200), 3.0, device="cuda")
+    assert (a.get((slice(10, 14),), prototype="host") == 3.0).all()
 
 
 @gpu

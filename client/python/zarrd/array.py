@@ -192,7 +192,8 @@ class Array:
 
     def _set_from_device(self, sel, shape, value):
         cp = device.cupy()
-        data = cp.ascontiguousarray(cp.broadcast_to(cp.asarray(value).astype(self.dtype.newbyteorder("<"), copy=False), shape))
+        value = device.as_cupy(value).astype(self.dtype.newbyteorder("<"), copy=False)
+        data = cp.ascontiguousarray(cp.broadcast_to(value, shape))
         cp.cuda.get_current_stream().synchronize()  # the server reads it on its own stream
         session = self._client.device_session()
         region = session.register(data)

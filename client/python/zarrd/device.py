@@ -23,8 +23,24 @@ def cupy():
     return cp
 
 
+_DLPACK_CUDA = 2  # kDLCUDA
+
+
 def is_device_array(value):
-    return hasattr(value, "__cuda_array_interface__")
+    """True for GPU arrays: CuPy, anything with __cuda_array_interface__, or DLPack on CUDA."""
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    try:
+        return hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == _DLPACK_CUDA
+    except Exception:  # noqa: BLE001 - not a DLPack producer after all
+        return False
+
+
+def as_cupy(value):
+    cp = cupy()
+    if hasattr(value, "__cuda_array_interface__"):
+        return cp.asarray(value)
+    return cp.from_dlpack(value)
 
 
 def _uuid_string(raw):
