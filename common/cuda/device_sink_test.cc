@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "common/array.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/store_gpu.h"
@@ -106,12 +108,17 @@ TEST_P(DeviceRead, SelectionsMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pipelines, DeviceRead,
-                         ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
-                                           std::pair{"memory", "transpose-gzip"},
-                                           std::pair{"memory", "sharded"},
-                                           std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
-                                           std::pair{"gpu", "zstd"}));
+INSTANTIATE_TEST_SUITE_P(
+    Pipelines, DeviceRead,
+    ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
+                      std::pair{"memory", "transpose-gzip"}, std::pair{"memory", "sharded"},
+                      std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
+                      std::pair{"gpu", "zstd"}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.first) + "_" + info.param.second;
+      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
 
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
