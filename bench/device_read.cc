@@ -172,6 +172,7 @@ int Main(int argc, char** argv) {
        {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
         {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
       {"listen", {"unix:" + socket}},
+      {"metrics_listen", ""},
       {"log_level", "warn"}}.dump();
   pid_t pid;
   const char* zargv[] = {zarrd.c_str(), "--config", config.c_str(), nullptr};

@@ -41,7 +41,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="zarrd-pyread-"))
     socket = work / "zarrd.sock"
     (work / "zarrd.json").write_text(json.dumps({
-        "stores": [{"name": "bench", "root": str(root)}], "listen": [f"unix:{socket}"],
+        "stores": [{"name": "bench", "root": str(root)}], "listen": [f"unix:{socket}"], "metrics_listen": "",
         "log_level": "warn"}))
     server = subprocess.Popen([*shlex.split(args.zarrd), "--config", str(work / "zarrd.json")])
     try:

@@ -111,6 +111,7 @@ int Main(int argc, char** argv) {
   std::ofstream(config) << nlohmann::json{
       {"stores", {{{"name", "bench"}, {"root", std::filesystem::absolute(args.dir).string()}}}},
       {"listen", {"unix:" + socket}},
+      {"metrics_listen", ""},
       {"stream_piece_bytes", args.piece},
       {"stream_decode_threads", args.stream_threads},
       {"log_level", "warn"}}.dump();

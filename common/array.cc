@@ -5,6 +5,7 @@
 
 #include "common/chunk_selection.h"
 #include "common/codec_sharding.h"
+#include "common/engine_stats.h"
 #include "common/json_document.h"
 #include "common/strided_copy.h"
 
@@ -64,6 +65,7 @@ Status DecodeInto(ChunkSink& sink, const Placement& p, const CodecChain& chain,
     sink.Abandon(buffer);
     return decoded;
   }
+  GlobalEngineStats().chunks_decoded.fetch_add(1, std::memory_order_relaxed);
   return sink.Commit(p, buffer);
 }
 
@@ -221,7 +223,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
         Bytes& encoded = ThreadBuffer(0);
         auto found = store_->Get(key, &encoded);
         if (!found.ok()) return Context(found.status(), key);
-        if (!*found) return sink.Fill(p, m.fill_value.data(), es);
+        if (!*found) {
+          GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
+          return sink.Fill(p, m.fill_value.data(), es);
+        }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },
       options.cancelled);
@@ -347,6 +352,7 @@ Status Array::Write(const Selection& selection, const void* in, size_t in_size,
         }
         Bytes& encoded = ThreadBuffer(2);
         ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Encode(spec, chunk.data(), &encoded), key));
+        GlobalEngineStats().chunks_encoded.fetch_add(1, std::memory_order_relaxed);
         return Context(store_->Set(key, encoded), key);
       },
       options.cancelled);

@@ -76,7 +76,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "stream_decode_threads",
                                                "devices",
                                                "lease_ttl_seconds",
-                                               "lease_quota_bytes"};
+                                               "lease_quota_bytes",
+                                               "metrics_listen"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return Field(key, "is not a known setting");
   }
@@ -182,6 +183,10 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     c.shutdown_grace_seconds = j["shutdown_grace_seconds"];
   }
   c.log_level = j.value("log_level", c.log_level);
+  if (j.contains("metrics_listen")) {
+    if (!j["metrics_listen"].is_string()) return Field("metrics_listen", "must be a string");
+    c.metrics_listen = j["metrics_listen"];
+  }
   return c;
 }
 

@@ -57,6 +57,8 @@ struct ServerConfig {
   std::optional<std::vector<DeviceConfig>> devices;
   double lease_ttl_seconds = 300;
   uint64_t lease_quota_bytes = 0;  // per client process; 0: the pool's capacity
+  // Prometheus text endpoint ("host:port", port 0 picks one); "" turns it off.
+  std::string metrics_listen = "127.0.0.1:9464";
   double shutdown_grace_seconds = 10;
   std::string log_level = "info";
 };

@@ -77,6 +77,11 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Find(const std::string& 
   return it->second;
 }
 
+size_t HostRegionRegistry::count() const {
+  std::lock_guard lock(mutex_);
+  return regions_.size();
+}
+
 size_t HostRegionRegistry::ReapOrphans() {
   std::vector<std::shared_ptr<HostRegion>> orphans;
   {

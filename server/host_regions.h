@@ -47,6 +47,7 @@ class HostRegionRegistry {
   size_t ReapOrphans();
   Status Unregister(const std::string& id);
   Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
+  size_t count() const;
 
  private:
   mutable std::mutex mutex_;

@@ -35,8 +35,10 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
                  sc.read_only ? " (read-only)" : "");
     stores[sc.name] = NamedStore{sc, store};
   }
-  s->service_ =
-      std::make_unique<ZarrdService>(config, std::move(stores), s->epoch_, std::move(devices));
+  ZARRD_ASSIGN_OR_RETURN(auto metrics, Metrics::Start(config.metrics_listen));
+  if (!metrics->url().empty()) spdlog::info("metrics on {}", metrics->url());
+  s->service_ = std::make_unique<ZarrdService>(config, std::move(stores), s->epoch_,
+                                               std::move(devices), std::move(metrics));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

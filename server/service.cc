@@ -95,7 +95,8 @@ Result<json> ParseJsonField(const std::string& text, const char* field, bool all
 }  // namespace
 
 ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores,
-                           uint64_t epoch, std::unique_ptr<DeviceBackend> devices)
+                           uint64_t epoch, std::unique_ptr<DeviceBackend> devices,
+                           std::unique_ptr<Metrics> metrics)
     : config_(std::move(config)),
       stores_(std::move(stores)),
       epoch_(epoch),
@@ -104,7 +105,13 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
       stream_decoder_(config_.stream_decode_threads
                           ? config_.stream_decode_threads
                           : std::max(1u, std::thread::hardware_concurrency() / 4)),
-      devices_(std::move(devices)) {
+      devices_(std::move(devices)),
+      metrics_(std::move(metrics)) {
+  metrics_->SetRefresh([this] {
+    pb::ServerInfoResponse info;
+    devices_->Describe(&info);
+    metrics_->Update(info, host_regions_.count(), in_flight_);
+  });
   reaper_ = std::thread([this] {
     std::unique_lock lock(reaper_mutex_);
     while (
@@ -140,6 +147,9 @@ grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     spdlog::debug("{} {} -> {} ({:.3f} ms){}{}", method, what, StatusCodeName(s.code()), ms,
                   s.ok() ? "" : ": ", s.message());
+    const size_t colon = what.find(':');
+    metrics_->Request(method, colon == std::string::npos ? "" : what.substr(0, colon), s.code(),
+                      ms / 1000);
     reactor->Finish(ToGrpc(s));
     EndRequest();
   });
@@ -373,7 +383,9 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         if (prototype == PrototypeKind::kDevice) {
           resp->mutable_array()->set_prototype(pb::PROTOTYPE_DEVICE);
-          return devices_->Read(*array, *sel, *req, io, resp);
+          ZARRD_RETURN_IF_ERROR(devices_->Read(*array, *sel, *req, io, resp));
+          metrics_->BytesRead("device", nbytes);
+          return OkStatus();
         }
         resp->mutable_array()->set_prototype(pb::PROTOTYPE_HOST);
         if (req->has_host_region()) {
@@ -384,7 +396,9 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    ", the result has " + std::to_string(nbytes));
           }
           ZARRD_ASSIGN_OR_RETURN(auto view, region->Slice(req->host_region().offset(), nbytes));
-          return array->ReadResolved(*sel, view.data(), view.size(), io);
+          ZARRD_RETURN_IF_ERROR(array->ReadResolved(*sel, view.data(), view.size(), io));
+          metrics_->BytesRead("host", nbytes);
+          return OkStatus();
         }
         if (nbytes > config_.max_unary_result_bytes) {
           return ResourceExhausted("result of " + std::to_string(nbytes) +
@@ -394,7 +408,9 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         }
         std::string* data = resp->mutable_data();
         data->resize(nbytes);
-        return array->ReadResolved(*sel, data->data(), data->size(), io);
+        ZARRD_RETURN_IF_ERROR(array->ReadResolved(*sel, data->data(), data->size(), io));
+        metrics_->BytesRead("host", nbytes);
+        return OkStatus();
       });
 }
 
@@ -412,6 +428,7 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
           ZARRD_ASSIGN_OR_RETURN(Bytes input, devices_->CopyInput(*req));
           ZARRD_RETURN_IF_ERROR(array->Write(sel, input.data(), input.size(), io));
           resp->set_nbytes_written(input.size());
+          metrics_->BytesWritten("device", input.size());
           return OkStatus();
         }
         if (req->has_host_region()) {
@@ -420,11 +437,13 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
               auto view, region->Slice(req->host_region().offset(), req->host_region().nbytes()));
           ZARRD_RETURN_IF_ERROR(array->Write(sel, view.data(), view.size(), io));
           resp->set_nbytes_written(view.size());
+          metrics_->BytesWritten("host_region", view.size());
           return OkStatus();
         }
         if (req->offset() != 0) return InvalidArgument("offset: only SetItemStream takes pieces");
         ZARRD_RETURN_IF_ERROR(array->Write(sel, req->data().data(), req->data().size(), io));
         resp->set_nbytes_written(req->data().size());
+        metrics_->BytesWritten("bytes", req->data().size());
         return OkStatus();
       });
 }

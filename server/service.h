@@ -16,6 +16,7 @@
 #include "server/config.h"
 #include "server/device_backend.h"
 #include "server/host_regions.h"
+#include "server/metrics.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
 
 namespace zarrd::server {
@@ -35,7 +36,7 @@ class ZarrdService final
     : public pb::Zarrd::WithRawCallbackMethod_GetItemStream<pb::Zarrd::CallbackService> {
  public:
   ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch,
-               std::unique_ptr<DeviceBackend> devices);
+               std::unique_ptr<DeviceBackend> devices, std::unique_ptr<Metrics> metrics);
   ~ZarrdService() override;
 
   // From now on new requests are answered UNAVAILABLE; those in flight go on.
@@ -98,6 +99,7 @@ class ZarrdService final
   void BeginRequest() { ++in_flight_; }
   void EndRequest() { --in_flight_; }
   HostRegionRegistry& host_regions() { return host_regions_; }
+  Metrics& metrics() { return *metrics_; }
 
  private:
   template <typename Work>
@@ -119,6 +121,7 @@ class ZarrdService final
   bool stopping_ = false;
   std::mutex arrays_mutex_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Array>> arrays_;
+  std::unique_ptr<Metrics> metrics_;  // last: its scrape thread reads the members above
 };
 
 // Converts a wire selection to the engine's.

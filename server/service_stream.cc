@@ -2,6 +2,7 @@
 // SetItemStream gathers pieces of an input and writes them once complete.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -11,6 +12,12 @@
 namespace zarrd::server {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
 
 // Splits the selection along its first result dimension into bands that each lie in one row of
 // chunks (merged until a band holds at least `target` bytes), so no chunk is decoded twice.
@@ -118,6 +125,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       const Status sent = cancelled_ && final_.ok() ? Cancelled("client went away") : final_;
       spdlog::debug("GetItemStream {}:{} -> {}{}{}", req_->store(), req_->path(),
                     StatusCodeName(sent.code()), sent.ok() ? "" : ": ", sent.message());
+      service_->metrics().Request("GetItemStream", req_->store(), sent.code(), Seconds(start_));
+      if (sent.ok()) service_->metrics().BytesRead("host", bytes_sent_);
       Finish(ToGrpc(sent));
     }
   }
@@ -189,6 +198,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       }
       offset += band_bytes;
     }
+    bytes_sent_ = offset;
     return OkStatus();
   }
 
@@ -205,6 +215,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool producer_done_ = false;
   bool finished_ = false;
   Status final_;
+  const Clock::time_point start_ = Clock::now();
+  uint64_t bytes_sent_ = 0;
 };
 
 class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> {
@@ -220,6 +232,8 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
       service_->executor().Submit([this] {
         Status s = status_.ok() ? Commit() : status_;
         spdlog::debug("SetItemStream {}:{} -> {}", store_, path_, StatusCodeName(s.code()));
+        service_->metrics().Request("SetItemStream", store_, s.code(), Seconds(start_));
+        if (s.ok()) service_->metrics().BytesWritten("bytes", data_.size());
         Finish(ToGrpc(s));
       });
       return;
@@ -288,6 +302,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   std::vector<uint8_t> data_;
   uint64_t received_ = 0;
   std::atomic<bool> cancelled_{false};
+  const Clock::time_point start_ = Clock::now();
 };
 
 // Writes the same prepared piece until `nbytes` are sent: the transport alone.

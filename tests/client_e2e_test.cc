@@ -27,6 +27,7 @@ class ClientE2E : public ::testing::TestWithParam<const char*> {
     std::ofstream(dir_.path() + "/zarrd.json") << json{
         {"stores", {{{"name", "local"}, {"root", "data"}}, {{"name", "mem"}, {"kind", "memory"}}}},
         {"listen", {"unix:zarrd.sock", "127.0.0.1:0"}},
+        {"metrics_listen", ""},
         {"max_unary_result_bytes", 1 << 16},
         {"stream_piece_bytes", 1 << 16}}.dump();
     posix_spawn_file_actions_t actions;

@@ -25,6 +25,7 @@ class Server:
                        {"name": "mem", "kind": "memory"},
                        {"name": "ro", "root": "data", "read_only": True}],
             "listen": ["unix:zarrd.sock", "127.0.0.1:0"],
+            "metrics_listen": "127.0.0.1:0",
             "log_level": "debug",
             "shutdown_grace_seconds": 20,
         }
