@@ -1,12 +1,14 @@
 #include "client/client.h"
 
 #include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <random>
 
 #include "common/dtype.h"
@@ -344,6 +346,30 @@ Status Client::SetFrom(const std::string& store, const std::string& path,
   source->set_nbytes(nbytes);
   pb::SetItemResponse resp;
   return FromGrpc(stub_->SetItem(&ctx, req, &resp));
+}
+
+Result<bool> CheckHealth(const std::string& address, double timeout_s) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_wait_for_ready(true);
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  grpc::Slice empty(std::string{});
+  grpc::ByteBuffer request(&empty, 1), response;  // HealthCheckRequest{service: ""}
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  grpc::Status status = done.get_future().get();
+  if (!status.ok()) {
+    return Unavailable("health check of " + address + ": " + status.error_message());
+  }
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return DataLoss("health check: unreadable reply");
+  std::string bytes;
+  for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  // HealthCheckResponse{status = 1 (SERVING)}: field 1, varint.
+  return bytes.size() == 2 && bytes[0] == 0x08 && bytes[1] == 0x01;
 }
 
 }  // namespace zarrd::client

@@ -15,6 +15,7 @@
 //     copy SRC_STORE:PATH DST_STORE:PATH [--overwrite]
 //     rm STORE:PATH
 //     attrs STORE:PATH [--set JSON]
+//     health                           gRPC health check: exit 0 when zarrd is SERVING
 //
 // ADDR defaults to $ZARRD_ADDRESS, else unix:zarrd.sock. Exit 0 on success, 1 when the server
 // refuses (the message says why), 2 on usage errors.
@@ -225,8 +226,9 @@ int Run(int argc, char** argv) {
   if (a.positional.empty()) return Usage("no command");
   const std::string cmd = a.positional[0];
   static const std::map<std::string, std::pair<size_t, size_t>> kArity = {
-      {"info", {1, 2}}, {"ls", {2, 2}},   {"create", {2, 2}}, {"mkgroup", {2, 2}}, {"get", {2, 3}},
-      {"put", {2, 3}},  {"copy", {3, 3}}, {"rm", {2, 2}},     {"attrs", {2, 2}}};
+      {"info", {1, 2}},  {"ls", {2, 2}},    {"create", {2, 2}}, {"mkgroup", {2, 2}},
+      {"get", {2, 3}},   {"put", {2, 3}},   {"copy", {3, 3}},   {"rm", {2, 2}},
+      {"attrs", {2, 2}}, {"health", {1, 1}}};
   auto arity = kArity.find(cmd);
   if (arity == kArity.end()) return Usage("unknown command \"" + cmd + "\"");
   if (a.positional.size() < arity->second.first || a.positional.size() > arity->second.second) {
@@ -236,6 +238,12 @@ int Run(int argc, char** argv) {
   const std::string address = a.get("--address", env ? env : "unix:zarrd.sock");
   const std::string prototype = a.get("--prototype", "host");
   if (prototype != "host" && prototype != "device") return Usage("--prototype: host or device");
+  if (cmd == "health") {
+    auto serving = zarrd::client::CheckHealth(address, std::stod(a.get("--timeout", "5")));
+    if (!serving.ok()) return Fail(serving.status());
+    std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+    return *serving ? 0 : 1;
+  }
   auto client = zarrd::client::Client::Connect(address, 5);
   if (!client.ok()) return Fail(client.status());
   auto& c = **client;

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "common/version.h"
+#include "server/sd_notify.h"
 #include "server/server.h"
 
 namespace {
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto server = zarrd::server::ZarrdServer::Start(*config);
@@ -81,8 +83,25 @@ int main(int argc, char** argv) {
   }
   for (const auto& a : (*server)->addresses()) spdlog::info("listening on {}", a);
   spdlog::info("zarrd {} ready (epoch {:016x})", zarrd::kZarrdVersion, (*server)->epoch());
+  zarrd::server::SdNotify("READY=1");
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    // Reload: the log level applies at once; stores, listeners, devices and limits are fixed
+    // for the server's run (clients hold IPC mappings of its pools), so they need a restart.
+    auto reloaded = config_path.empty() ? zarrd::Result<zarrd::server::ServerConfig>(*config)
+                                        : zarrd::server::LoadConfig(config_path);
+    if (!reloaded.ok()) {
+      spdlog::error("SIGHUP: {}; keeping the running configuration", reloaded.status().ToString());
+      continue;
+    }
+    const auto new_level = spdlog::level::from_str(reloaded->log_level);
+    if (new_level != spdlog::level::off || reloaded->log_level == "off") {
+      spdlog::set_level(new_level);
+    }
+    spdlog::info("SIGHUP: log level {}; other settings take effect at the next restart",
+                 reloaded->log_level);
+  }
+  zarrd::server::SdNotify("STOPPING=1");
   spdlog::info("{}: shutting down (grace {} s)", strsignal(sig), config->shutdown_grace_seconds);
   (*server)->Shutdown();
   spdlog::info("stopped");
