@@ -3,9 +3,11 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,16 +70,43 @@ class Store {
 // The offset of `range` in a value of `size` bytes; DATA_LOSS naming `where` when it does not fit.
 Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& where);
 
-// The keys of a sorted map (key -> value) that start with `prefix`, in order.
-template <typename Map>
-std::vector<std::string> KeysWithPrefix(const Map& values, const std::string& prefix) {
-  std::vector<std::string> keys;
-  for (auto it = values.lower_bound(prefix); it != values.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    keys.push_back(it->first);
+namespace internal {
+
+// The values of an in-memory store (host or GPU), by key, behind a reader-writer lock. Values
+// are shared pointers, so a reader keeps the one it found while a writer replaces it.
+template <typename Value>
+class KeyedValues {
+ public:
+  std::shared_ptr<const Value> Find(const std::string& key) const {
+    std::shared_lock lock(mutex_);
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : it->second;
   }
-  return keys;
-}
+  void Put(const std::string& key, std::shared_ptr<const Value> value) {
+    std::unique_lock lock(mutex_);
+    values_[key] = std::move(value);
+  }
+  void Erase(const std::string& key) {
+    std::unique_lock lock(mutex_);
+    values_.erase(key);
+  }
+  // The keys that start with `prefix`, in order.
+  std::vector<std::string> Keys(const std::string& prefix) const {
+    std::shared_lock lock(mutex_);
+    std::vector<std::string> keys;
+    for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+      keys.push_back(it->first);
+    }
+    return keys;
+  }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Value>> values_;
+};
+
+}  // namespace internal
 
 // Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
 Status ValidateKey(std::string_view key);

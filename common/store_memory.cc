@@ -1,6 +1,3 @@
-#include <map>
-#include <shared_mutex>
-
 #include "common/store.h"
 
 namespace zarrd {
@@ -10,7 +7,7 @@ class MemoryStore : public Store {
  public:
   Result<bool> Get(const std::string& key, Bytes* out) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    auto value = Find(key);
+    auto value = values_.Find(key);
     if (!value) return false;
     out->assign(value->begin(), value->end());
     return true;
@@ -18,7 +15,7 @@ class MemoryStore : public Store {
 
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    auto value = Find(key);
+    auto value = values_.Find(key);
     if (!value) return false;
     const uint64_t size = value->size();
     ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, size, "\"" + key + "\""));
@@ -28,35 +25,24 @@ class MemoryStore : public Store {
 
   Status Set(const std::string& key, ByteView value) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    auto bytes = std::make_shared<const Bytes>(value.begin(), value.end());
-    std::unique_lock lock(mutex_);
-    values_[key] = std::move(bytes);
+    values_.Put(key, std::make_shared<const Bytes>(value.begin(), value.end()));
     return OkStatus();
   }
 
   Status Delete(const std::string& key) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    std::unique_lock lock(mutex_);
-    values_.erase(key);
+    values_.Erase(key);
     return OkStatus();
   }
 
   Result<std::vector<std::string>> List(const std::string& prefix) override {
-    std::shared_lock lock(mutex_);
-    return KeysWithPrefix(values_, prefix);
+    return values_.Keys(prefix);
   }
 
   std::string Describe() const override { return "memory store"; }
 
  private:
-  std::shared_ptr<const Bytes> Find(const std::string& key) {
-    std::shared_lock lock(mutex_);
-    auto it = values_.find(key);
-    return it == values_.end() ? nullptr : it->second;
-  }
-
-  std::shared_mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Bytes>> values_;
+  internal::KeyedValues<Bytes> values_;
 };
 
 }  // namespace

@@ -2,9 +2,6 @@
 
 #include <cuda_runtime.h>
 
-#include <map>
-#include <shared_mutex>
-
 #include "common/cuda/cuda_status.h"
 
 namespace zarrd::cuda {
@@ -34,7 +31,7 @@ class GpuStore final : public Store {
 
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    auto value = Find(key);
+    auto value = values_.Find(key);
     if (!value) return false;
     if (range.suffix) range.length = std::min(range.length, value->size());
     ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, value->size(), Where(key)));
@@ -52,7 +49,7 @@ class GpuStore final : public Store {
 
   Result<std::optional<DeviceValue>> GetDevice(const std::string& key) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    auto value = Find(key);
+    auto value = values_.Find(key);
     if (!value) return std::optional<DeviceValue>();
     if (!value->device) return FailedPrecondition(Where(key) + " is held on the host");
     return std::optional<DeviceValue>(
@@ -76,21 +73,18 @@ class GpuStore final : public Store {
           Where(key) + ": copy to the GPU"));
       value->device = std::move(*allocation);
     }
-    std::unique_lock lock(mutex_);
-    values_[key] = std::move(value);
+    values_.Put(key, std::move(value));
     return OkStatus();
   }
 
   Status Delete(const std::string& key) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    std::unique_lock lock(mutex_);
-    values_.erase(key);
+    values_.Erase(key);
     return OkStatus();
   }
 
   Result<std::vector<std::string>> List(const std::string& prefix) override {
-    std::shared_lock lock(mutex_);
-    return KeysWithPrefix(values_, prefix);
+    return values_.Keys(prefix);
   }
 
   std::string Describe() const override {
@@ -106,16 +100,9 @@ class GpuStore final : public Store {
   std::string Where(const std::string& key) const {
     return "GPU store \"" + options_.name + "\" key \"" + key + "\"";
   }
-  std::shared_ptr<const Value> Find(const std::string& key) {
-    std::shared_lock lock(mutex_);
-    auto it = values_.find(key);
-    return it == values_.end() ? nullptr : it->second;
-  }
-
   GpuStoreOptions options_;
   std::shared_ptr<DevicePool> pool_;
-  std::shared_mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Value>> values_;
+  ::zarrd::internal::KeyedValues<Value> values_;
 };
 
 }  // namespace
