@@ -8,8 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <random>
+#include <sstream>
 
 #include "common/dtype.h"
 #include "common/selection.h"
@@ -75,12 +77,37 @@ NodeInfo ToNodeInfo(const pb::NodeInfo& p) {
 
 }  // namespace
 
-Result<std::unique_ptr<Client>> Client::Connect(const std::string& address, double timeout_s) {
+namespace {
+
+Result<std::string> ReadFileText(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return NotFound("cannot read " + path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const TlsOptions& tls) {
+  if (tls.ca_file.empty()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  ZARRD_ASSIGN_OR_RETURN(options.pem_root_certs, ReadFileText(tls.ca_file));
+  if (!tls.cert_file.empty()) {
+    ZARRD_ASSIGN_OR_RETURN(options.pem_cert_chain, ReadFileText(tls.cert_file));
+    ZARRD_ASSIGN_OR_RETURN(options.pem_private_key, ReadFileText(tls.key_file));
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address, double timeout_s,
+                                                const TlsOptions& tls) {
   auto client = std::unique_ptr<Client>(new Client());
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  client->channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  ZARRD_ASSIGN_OR_RETURN(auto credentials, Credentials(tls));
+  client->channel_ = grpc::CreateCustomChannel(address, credentials, args);
   auto deadline = std::chrono::system_clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   if (!client->channel_->WaitForConnected(deadline)) {

@@ -49,10 +49,17 @@ class HostRegion {
   size_t size_ = 0;
 };
 
+// TLS to a TCP listener of zarrd: the CA that signed the server's certificate, and for mTLS the
+// client's certificate and key (PEM files). An empty ca_file means no TLS.
+struct TlsOptions {
+  std::string ca_file, cert_file, key_file;
+};
+
 class Client {
  public:
   // "unix:/path/zarrd.sock" or "host:port"; waits up to `timeout_s` for the server.
-  static Result<std::unique_ptr<Client>> Connect(const std::string& address, double timeout_s = 10);
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address, double timeout_s = 10,
+                                                 const TlsOptions& tls = {});
 
   const pb::ServerInfoResponse& server_info() const { return info_; }
   Result<pb::ServerInfoResponse> RefreshServerInfo();

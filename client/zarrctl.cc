@@ -1,6 +1,8 @@
 // zarrctl: a shell client of zarrd.
 //
-//   zarrctl [--address ADDR] [--prototype host|device] COMMAND ...
+//   zarrctl [--address ADDR] [--prototype host|device] [--tls-ca PEM [--tls-cert PEM --tls-key
+//   PEM]]
+//           COMMAND ...
 //     info [STORE[:PATH]]              server info, or a node's metadata
 //     ls STORE[:PATH]                  nodes below a group
 //     create STORE:PATH --shape 100,100 --chunks 10,10 --dtype float32
@@ -244,7 +246,8 @@ int Run(int argc, char** argv) {
     std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
     return *serving ? 0 : 1;
   }
-  auto client = zarrd::client::Client::Connect(address, 5);
+  const zarrd::client::TlsOptions tls{a.get("--tls-ca"), a.get("--tls-cert"), a.get("--tls-key")};
+  auto client = zarrd::client::Client::Connect(address, 5, tls);
   if (!client.ok()) return Fail(client.status());
   auto& c = **client;
 

@@ -77,7 +77,9 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "devices",
                                                "lease_ttl_seconds",
                                                "lease_quota_bytes",
-                                               "metrics_listen"};
+                                               "metrics_listen",
+                                               "socket_group",
+                                               "tls"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return Field(key, "is not a known setting");
   }
@@ -183,6 +185,28 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     c.shutdown_grace_seconds = j["shutdown_grace_seconds"];
   }
   c.log_level = j.value("log_level", c.log_level);
+  if (j.contains("socket_group")) {
+    if (!j["socket_group"].is_string()) return Field("socket_group", "must be a group name");
+    c.socket_group = j["socket_group"];
+  }
+  if (j.contains("tls")) {
+    const json& t = j["tls"];
+    auto file = [&](const char* key, bool required, std::string* out) -> Status {
+      if (!t.contains(key))
+        return required ? Field(std::string("tls.") + key, "is required") : OkStatus();
+      if (!t[key].is_string()) return Field(std::string("tls.") + key, "must be a file name");
+      std::filesystem::path p = t[key].get<std::string>();
+      *out =
+          (p.is_relative() ? std::filesystem::path(base_dir) / p : p).lexically_normal().string();
+      return OkStatus();
+    };
+    if (!t.is_object()) return Field("tls", "must be an object");
+    TlsConfig tls;
+    ZARRD_RETURN_IF_ERROR(file("cert_file", true, &tls.cert_file));
+    ZARRD_RETURN_IF_ERROR(file("key_file", true, &tls.key_file));
+    ZARRD_RETURN_IF_ERROR(file("client_ca_file", false, &tls.client_ca_file));
+    c.tls = tls;
+  }
   if (j.contains("metrics_listen")) {
     if (!j["metrics_listen"].is_string()) return Field("metrics_listen", "must be a string");
     c.metrics_listen = j["metrics_listen"];

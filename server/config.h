@@ -36,11 +36,20 @@ struct ArrayOverride {
   PrototypeKind prototype = PrototypeKind::kHost;
 };
 
+// TLS for the TCP listeners (Unix sockets are guarded by their file mode and group). With a
+// client CA, clients must present a certificate it signed (mTLS).
+struct TlsConfig {
+  std::string cert_file, key_file;  // PEM; relative to the config file
+  std::string client_ca_file;       // empty: no client certificate asked for
+};
+
 struct ServerConfig {
   std::vector<StoreConfig> stores;
   // "unix:/run/zarrd/zarrd.sock", "127.0.0.1:7070", ...
   std::vector<std::string> listen = {"unix:zarrd.sock"};
   uint32_t socket_mode = 0660;
+  std::string socket_group;  // empty: the server's group
+  std::optional<TlsConfig> tls;
   size_t worker_threads = 0;  // 0: one per hardware thread
   // Decode threads of each streamed read (bytes transport): the socket, not the decoder, is the
   // limit there, and decoding on every core starves gRPC's own threads. 0: a quarter of cores.

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <grp.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
@@ -8,13 +9,44 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace zarrd::server {
+namespace {
+
+Result<std::string> ReadPem(const std::string& path, const char* what) {
+  std::ifstream f(path);
+  if (!f) return NotFound(std::string("tls.") + what + ": cannot read " + path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const TlsConfig& tls) {
+  grpc::SslServerCredentialsOptions options(
+      tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                 : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ZARRD_ASSIGN_OR_RETURN(pair.private_key, ReadPem(tls.key_file, "key_file"));
+  ZARRD_ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(tls.cert_file, "cert_file"));
+  options.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!tls.client_ca_file.empty()) {
+    ZARRD_ASSIGN_OR_RETURN(options.pem_root_certs, ReadPem(tls.client_ca_file, "client_ca_file"));
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   std::unique_ptr<ZarrdServer> s(new ZarrdServer());
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();
+  if (config.tls) {
+    ZARRD_ASSIGN_OR_RETURN(tcp_credentials, TlsCredentials(*config.tls));
+  }
   std::random_device rd;
   s->epoch_ = (static_cast<uint64_t>(rd()) << 32 | rd()) ^
               static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
@@ -57,7 +89,9 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
       ::unlink(path.c_str());  // a stale socket from an earlier run
       s->socket_paths_.push_back(path);
     }
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &ports[i]);
+    const bool unix_socket = address.rfind("unix:", 0) == 0;
+    builder.AddListeningPort(
+        address, unix_socket ? grpc::InsecureServerCredentials() : tcp_credentials, &ports[i]);
   }
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
@@ -70,9 +104,19 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
     }
     s->addresses_.push_back(address);
   }
+  gid_t group = static_cast<gid_t>(-1);
+  if (!config.socket_group.empty()) {
+    const struct group* g = ::getgrnam(config.socket_group.c_str());
+    if (g == nullptr)
+      return InvalidArgument("socket_group: no group \"" + config.socket_group + "\"");
+    group = g->gr_gid;
+  }
   for (const auto& path : s->socket_paths_) {
     if (::chmod(path.c_str(), config.socket_mode) != 0) {
       return ErrnoStatus(errno, "chmod of socket " + path);
+    }
+    if (group != static_cast<gid_t>(-1) && ::chown(path.c_str(), static_cast<uid_t>(-1), group)) {
+      return ErrnoStatus(errno, "chown of socket " + path + " to group " + config.socket_group);
     }
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);

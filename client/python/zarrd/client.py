@@ -12,11 +12,21 @@ from zarrd.v1 import zarrd_pb2 as pb
 from zarrd.v1 import zarrd_pb2_grpc
 
 
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 class Client:
-    def __init__(self, address=None, timeout=10):
+    def __init__(self, address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):
         self.address = address or os.environ.get("ZARRD_ADDRESS", "unix:zarrd.sock")
-        self._channel = grpc.insecure_channel(self.address, options=[
-            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+        if tls_ca:
+            credentials = grpc.ssl_channel_credentials(
+                _read(tls_ca), _read(tls_key) if tls_key else None, _read(tls_cert) if tls_cert else None)
+            self._channel = grpc.secure_channel(self.address, credentials, options=options)
+        else:
+            self._channel = grpc.insecure_channel(self.address, options=options)
         self.stub = zarrd_pb2_grpc.ZarrdStub(self._channel)
         self.pid = os.getpid()
         self.info = errors.call(self.stub.ServerInfo, pb.ServerInfoRequest(), wait_for_ready=True,
@@ -80,7 +90,8 @@ class Client:
         return errors.call(self.stub.DeleteNode, pb.NodeRequest(store=store, path=path.strip("/"))).keys_deleted
 
 
-def connect(address=None, timeout=10):
+def connect(address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):
     """Connects to zarrd at `address` ("unix:/run/zarrd/zarrd.sock", "host:port"; default
-    $ZARRD_ADDRESS, else unix:zarrd.sock)."""
-    return Client(address, timeout)
+    $ZARRD_ADDRESS, else unix:zarrd.sock). For a TLS listener: tls_ca, the PEM file of the CA
+    that signed the server's certificate, and for mTLS the client's tls_cert and tls_key."""
+    return Client(address, timeout, tls_ca, tls_cert, tls_key)
