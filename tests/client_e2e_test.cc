@@ -35,8 +35,10 @@ class ClientE2E : public ::testing::TestWithParam<const char*> {
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const std::string config = dir_.path() + "/zarrd.json";
     const char* argv[] = {ZARRD_BIN, "--config", config.c_str(), nullptr};
-    ASSERT_EQ(posix_spawn(&pid_, ZARRD_BIN, &actions, nullptr, const_cast<char**>(argv), environ),
-              0);
+    const int spawned =
+        posix_spawn(&pid_, ZARRD_BIN, &actions, nullptr, const_cast<char**>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_EQ(spawned, 0);
     std::string text;
     for (int i = 0; i < 400 && text.find("ready") == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
