@@ -44,16 +44,6 @@ void CheckCuda(cudaError_t e, const char* what) {
   }
 }
 
-double Best(int repeat, const std::function<Status()>& f) {
-  double best = 1e30;
-  for (int r = 0; r < repeat; ++r) {
-    const double t0 = NowSeconds();
-    Check(f());
-    best = std::min(best, NowSeconds() - t0);
-  }
-  return best;
-}
-
 double Rate(double seconds) { return kTotal / seconds / 1e9; }
 
 // Walks a GPU store read without copying anything: the engine's share of that read's time.
@@ -119,18 +109,18 @@ int Main(int argc, char** argv) {
   CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&host), kTotal, cudaHostAllocDefault), "pinned");
   std::vector<uint8_t> pageable(kTotal);
   std::memset(pageable.data(), 0, kTotal);
-  const double engine_host =
-      Rate(Best(repeat, [&] { return (*r1)->Read({}, pageable.data(), kTotal, {.pool = &pool}); }));
+  const double engine_host = Rate(BestSeconds(
+      repeat, [&] { return (*r1)->Read({}, pageable.data(), kTotal, {.pool = &pool}); }));
   std::memcpy(host, pageable.data(), kTotal);
 
   // (b) pinned host-to-device bandwidth, and a device-to-device copy.
   uint8_t *dev = nullptr, *dev2 = nullptr;
   CheckCuda(cudaMalloc(&dev, kTotal), "cudaMalloc");
   CheckCuda(cudaMalloc(&dev2, kTotal), "cudaMalloc");
-  const double h2d = Rate(Best(repeat, [&] {
+  const double h2d = Rate(BestSeconds(repeat, [&] {
     return cuda::CudaStatus(cudaMemcpy(dev, host, kTotal, cudaMemcpyHostToDevice), "h2d");
   }));
-  const double d2d = Rate(Best(repeat + 2, [&] {
+  const double d2d = Rate(BestSeconds(repeat + 2, [&] {
     cudaMemcpy(dev2, dev, kTotal, cudaMemcpyDeviceToDevice);  // returns before the copy ends
     return cuda::CudaStatus(cudaDeviceSynchronize(), "d2d");
   }));
@@ -138,7 +128,7 @@ int Main(int argc, char** argv) {
   // The engine's DEVICE read, in-process.
   cuda::StagingPool staging(0, 2 * hw + 2);
   auto resolved = *ResolveSelection({}, {16384, 16384});
-  const double engine_device = Rate(Best(repeat, [&] {
+  const double engine_device = Rate(BestSeconds(repeat, [&] {
     cudaMemset(dev, 0, kTotal);
     cuda::DeviceSink sink(staging, dev, 4);
     return (*r1)->ReadToSink(resolved, sink, {.pool = &pool});
@@ -153,11 +143,11 @@ int Main(int argc, char** argv) {
   raw.codecs = nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])");
   auto r2 = *Array::Create(gmem, "r2", raw);
   Check(r2->Write({}, host, kTotal, {.pool = &pool}));
-  const double gpu_store_engine = Rate(Best(repeat + 2, [&] {
+  const double gpu_store_engine = Rate(BestSeconds(repeat + 2, [&] {
     cuda::DeviceSink sink(staging, dev2, 4);
     return r2->ReadToSink(resolved, sink, {.pool = &pool});
   }));
-  const double planning_s = Best(repeat + 2, [&] {
+  const double planning_s = BestSeconds(repeat + 2, [&] {
     PlanOnlySink sink;
     return r2->ReadToSink(resolved, sink, {.pool = &pool});
   });

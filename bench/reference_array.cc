@@ -11,6 +11,20 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+double BestSeconds(int repeat, const std::function<Status()>& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    const double t0 = NowSeconds();
+    Status s = f();
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    best = std::min(best, NowSeconds() - t0);
+  }
+  return best;
+}
+
 namespace {
 
 // A deterministic, cheap noise in [-1, 1).

@@ -2,6 +2,7 @@
 // bytes + zstd level 3, values a smooth field plus noise rounded to 0.01.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/array.h"
@@ -22,5 +23,9 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store
                                                     ThreadPool& pool);
 
 double NowSeconds();
+
+// The shortest of `repeat` runs of `f`, in seconds; exits the benchmark with the error when a
+// run fails.
+double BestSeconds(int repeat, const std::function<Status()>& f);
 
 }  // namespace zarrd::bench

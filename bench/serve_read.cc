@@ -34,20 +34,6 @@ struct Args {
   int stream_threads = 0;
 };
 
-double Best(int repeat, const std::function<Status()>& f) {
-  double best = 1e30;
-  for (int r = 0; r < repeat; ++r) {
-    const double t0 = NowSeconds();
-    Status s = f();
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", s.ToString().c_str());
-      std::exit(1);
-    }
-    best = std::min(best, NowSeconds() - t0);
-  }
-  return best;
-}
-
 pb::Selection Rows(int64_t start, int64_t stop) {
   pb::Selection sel;
   auto* s = sel.add_items()->mutable_slice();
@@ -90,7 +76,8 @@ int Main(int argc, char** argv) {
   std::memset(out.data(), 0, out.size());
   const double engine =
       total /
-      Best(args.repeat, [&] { return (*array)->Read({}, out.data(), total, {.pool = &pool}); }) /
+      BestSeconds(args.repeat,
+                  [&] { return (*array)->Read({}, out.data(), total, {.pool = &pool}); }) /
       1e9;
 
   // A small uncompressed array whose 32 x 32 float32 chunks are 4 KiB.
@@ -155,21 +142,24 @@ int Main(int argc, char** argv) {
   double bare_best = 0, bytes_best = 0;
   int bare_streams = 0, bytes_streams = 0;
   auto bare_rate = [&](int streams, uint32_t piece) {
-    return total / Best(args.repeat, [&] {
-             return parallel(streams, [&](int t, int64_t a, int64_t b) -> Status {
-               grpc::ClientContext ctx;
-               pb::StreamBytesRequest req;
-               req.set_nbytes(static_cast<uint64_t>(b - a) * 16384 * 4);
-               req.set_piece_bytes(piece);
-               auto reader = clients[t]->stub().StreamBytes(&ctx, req);
-               pb::GetItemResponse msg;
-               while (reader->Read(&msg)) {
-                 std::memcpy(out.data() + a * 16384 * 4 + msg.offset(), msg.data().data(),
-                             msg.data().size());
-               }
-               return client::FromGrpc(reader->Finish());
-             });
-           }) / 1e9;
+    return total /
+           BestSeconds(args.repeat,
+                       [&] {
+                         return parallel(streams, [&](int t, int64_t a, int64_t b) -> Status {
+                           grpc::ClientContext ctx;
+                           pb::StreamBytesRequest req;
+                           req.set_nbytes(static_cast<uint64_t>(b - a) * 16384 * 4);
+                           req.set_piece_bytes(piece);
+                           auto reader = clients[t]->stub().StreamBytes(&ctx, req);
+                           pb::GetItemResponse msg;
+                           while (reader->Read(&msg)) {
+                             std::memcpy(out.data() + a * 16384 * 4 + msg.offset(),
+                                         msg.data().data(), msg.data().size());
+                           }
+                           return client::FromGrpc(reader->Finish());
+                         });
+                       }) /
+           1e9;
   };
   for (int streams : {1, 2, 4, 8}) {
     for (uint32_t piece : {args.piece, 32u << 20}) {
@@ -178,13 +168,16 @@ int Main(int argc, char** argv) {
                   piece >> 20, bare);
       if (bare > bare_best) bare_best = bare, bare_streams = streams;
     }
-    const double bytes = total / Best(args.repeat, [&] {
-                           return parallel(streams, [&](int t, int64_t a, int64_t b) {
-                             return clients[t]->Get("bench", "r1", Rows(a, b),
-                                                    out.data() + a * 16384 * 4,
-                                                    static_cast<size_t>(b - a) * 16384 * 4);
-                           });
-                         }) / 1e9;
+    const double bytes = total /
+                         BestSeconds(args.repeat,
+                                     [&] {
+                                       return parallel(streams, [&](int t, int64_t a, int64_t b) {
+                                         return clients[t]->Get(
+                                             "bench", "r1", Rows(a, b), out.data() + a * 16384 * 4,
+                                             static_cast<size_t>(b - a) * 16384 * 4);
+                                       });
+                                     }) /
+                         1e9;
     std::printf("%d stream(s): zarrd bytes transport:              %6.2f GB/s\n", streams, bytes);
     if (bytes > bytes_best) bytes_best = bytes, bytes_streams = streams;
   }
@@ -197,7 +190,7 @@ int Main(int argc, char** argv) {
   std::memset((*region)->data(), 0, total);
   const double shm =
       total /
-      Best(
+      BestSeconds(
           args.repeat,
           [&] { return clients[0]->GetInto("bench", "r1", pb::Selection(), **region, 0, total); }) /
       1e9;

@@ -8,12 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <random>
-#include <sstream>
 
 #include "common/dtype.h"
+#include "common/file_util.h"
 #include "common/selection.h"
 
 namespace zarrd::client {
@@ -79,21 +78,13 @@ NodeInfo ToNodeInfo(const pb::NodeInfo& p) {
 
 namespace {
 
-Result<std::string> ReadFileText(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return NotFound("cannot read " + path);
-  std::stringstream text;
-  text << f.rdbuf();
-  return text.str();
-}
-
 Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const TlsOptions& tls) {
   if (tls.ca_file.empty()) return grpc::InsecureChannelCredentials();
   grpc::SslCredentialsOptions options;
-  ZARRD_ASSIGN_OR_RETURN(options.pem_root_certs, ReadFileText(tls.ca_file));
+  ZARRD_ASSIGN_OR_RETURN(options.pem_root_certs, ReadTextFile(tls.ca_file));
   if (!tls.cert_file.empty()) {
-    ZARRD_ASSIGN_OR_RETURN(options.pem_cert_chain, ReadFileText(tls.cert_file));
-    ZARRD_ASSIGN_OR_RETURN(options.pem_private_key, ReadFileText(tls.key_file));
+    ZARRD_ASSIGN_OR_RETURN(options.pem_cert_chain, ReadTextFile(tls.cert_file));
+    ZARRD_ASSIGN_OR_RETURN(options.pem_private_key, ReadTextFile(tls.key_file));
   }
   return grpc::SslCredentials(options);
 }

@@ -9,20 +9,18 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
+
+#include "common/file_util.h"
 
 namespace zarrd::server {
 namespace {
 
 Result<std::string> ReadPem(const std::string& path, const char* what) {
-  std::ifstream f(path);
-  if (!f) return NotFound(std::string("tls.") + what + ": cannot read " + path);
-  std::stringstream text;
-  text << f.rdbuf();
-  return text.str();
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status().WithContext(std::string("tls.") + what);
+  return text;
 }
 
 Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const TlsConfig& tls) {
