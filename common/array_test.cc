@@ -7,6 +7,9 @@
 
 #include "common/test_util.h"
 
+using zarrd::testing::Pattern;
+using zarrd::testing::Reference;
+
 namespace zarrd {
 namespace {
 
@@ -52,33 +55,6 @@ ArrayMetadata V3Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks, co
 
 const json kZstd = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},
                                    {"name":"zstd","configuration":{"level":1,"checksum":false}}])");
-
-// The selection of `values` (C order, `shape`) computed element by element.
-std::vector<int32_t> Reference(const std::vector<int32_t>& values,
-                               const std::vector<int64_t>& shape, const ResolvedSelection& sel) {
-  std::vector<int32_t> out;
-  const size_t rank = shape.size();
-  std::vector<int64_t> k(rank, 0);
-  int64_t total = 1;
-  for (const auto& d : sel.dims) total *= d.count;
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t flat = 0;
-    for (size_t d = 0; d < rank; ++d)
-      flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
-    out.push_back(values[flat]);
-    for (size_t d = rank; d-- > 0;) {
-      if (++k[d] < sel.dims[d].count) break;
-      k[d] = 0;
-    }
-  }
-  return out;
-}
-
-std::vector<int32_t> Pattern(int64_t n) {
-  std::vector<int32_t> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);
-  return v;
-}
 
 class ArrayRoundTrip : public ::testing::TestWithParam<const char*> {};
 

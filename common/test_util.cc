@@ -59,4 +59,28 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<int32_t> Pattern(int64_t n) {
+  std::vector<int32_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);
+  return v;
+}
+
+std::vector<int32_t> Reference(const std::vector<int32_t>& values,
+                               const std::vector<int64_t>& shape, const ResolvedSelection& sel) {
+  std::vector<int32_t> out;
+  std::vector<int64_t> k(shape.size(), 0);
+  const int64_t total = sel.num_elements();
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
+    out.push_back(values[flat]);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++k[d] < sel.dims[d].count) break;
+      k[d] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace zarrd::testing

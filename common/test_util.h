@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/codec.h"
+#include "common/selection.h"
 
 namespace zarrd::testing {
 
@@ -19,6 +20,13 @@ struct NpyArray {
   Bytes data;  // as stored (F order when fortran_order)
 };
 bool LoadNpy(const std::string& path, NpyArray* out);
+
+// values[i] = 7 i + 1 over the flat C-order index: every element differs from its neighbours.
+std::vector<int32_t> Pattern(int64_t n);
+// The selection of `values` (C order, `shape`), computed element by element: the second source
+// that engine reads are checked against.
+std::vector<int32_t> Reference(const std::vector<int32_t>& values,
+                               const std::vector<int64_t>& shape, const ResolvedSelection& sel);
 
 // A fresh temporary directory, removed by the destructor.
 class TempDir {

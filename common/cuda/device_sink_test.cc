@@ -7,36 +7,14 @@
 #include "common/array.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/store_gpu.h"
+#include "common/test_util.h"
 
 namespace zarrd::cuda {
 namespace {
 
 using nlohmann::json;
-
-// values[i] = 7 i + 1 over the flat C-order index; the reference walks the selection's indices.
-std::vector<int32_t> Pattern(int64_t n) {
-  std::vector<int32_t> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);
-  return v;
-}
-
-std::vector<int32_t> Reference(const std::vector<int32_t>& values,
-                               const std::vector<int64_t>& shape, const ResolvedSelection& sel) {
-  std::vector<int32_t> out;
-  std::vector<int64_t> k(shape.size(), 0);
-  const int64_t total = sel.num_elements();
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t flat = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
-    out.push_back(values[flat]);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++k[d] < sel.dims[d].count) break;
-      k[d] = 0;
-    }
-  }
-  return out;
-}
+using zarrd::testing::Pattern;
+using zarrd::testing::Reference;
 
 ArrayMetadata Meta(const std::string& kind) {
   ArrayMetadata m;
@@ -108,17 +86,19 @@ TEST_P(DeviceRead, SelectionsMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Pipelines, DeviceRead,
-    ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
-                      std::pair{"memory", "transpose-gzip"}, std::pair{"memory", "sharded"},
-                      std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
-                      std::pair{"gpu", "zstd"}),
-    [](const auto& info) {
-      std::string name = std::string(info.param.first) + "_" + info.param.second;
-      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Pipelines, DeviceRead,
+                         ::testing::Values(std::pair{"memory", "raw"}, std::pair{"memory", "zstd"},
+                                           std::pair{"memory", "transpose-gzip"},
+                                           std::pair{"memory", "sharded"},
+                                           std::pair{"memory", "v2-F"}, std::pair{"gpu", "raw"},
+                                           std::pair{"gpu", "zstd"}),
+                         [](const auto& info) {
+                           std::string name =
+                               std::string(info.param.first) + "_" + info.param.second;
+                           for (char& c : name)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
