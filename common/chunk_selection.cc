@@ -13,26 +13,20 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
+// One part per chunk that holds selected indices, found by jumping from run to run, so a huge
+// step over a long grid costs the parts it makes, not the chunks it skips.
 std::vector<ChunkDimPart> SplitDim(const DimSelection& dim, int64_t chunk) {
   std::vector<ChunkDimPart> parts;
-  if (dim.count == 0) return parts;
-  const int64_t first = dim.start;
-  const int64_t last = dim.start + (dim.count - 1) * dim.step;
-  const int64_t c_first = first / chunk, c_last = last / chunk;
-  const int64_t dir = c_last >= c_first ? 1 : -1;
-  for (int64_t c = c_first;; c += dir) {
-    const int64_t lo = c * chunk, hi = lo + chunk;
-    int64_t kb, ke;
-    if (dim.step > 0) {
-      kb = std::max<int64_t>(0, CeilDiv(lo - dim.start, dim.step));
-      ke = std::min<int64_t>(dim.count, CeilDiv(hi - dim.start, dim.step));
-    } else {
-      const int64_t t = -dim.step;
-      kb = std::max<int64_t>(0, FloorDiv(dim.start - hi, t) + 1);
-      ke = std::min<int64_t>(dim.count, FloorDiv(dim.start - lo, t) + 1);
-    }
-    if (ke > kb) parts.push_back({c, kb, ke - kb, dim.start + kb * dim.step - lo});
-    if (c == c_last) break;
+  for (int64_t k = 0; k < dim.count;) {
+    const int64_t index = dim.start + k * dim.step;
+    const int64_t c = index / chunk;
+    const int64_t local = index - c * chunk;
+    // Selected indices left in this chunk from `index` on (|step| < extent once count > 1).
+    const int64_t in_chunk =
+        dim.step > 0 ? CeilDiv(chunk - local, dim.step) : local / -dim.step + 1;
+    const int64_t n = std::min(dim.count - k, in_chunk);
+    parts.push_back({c, k, n, local});
+    k += n;
   }
   return parts;
 }

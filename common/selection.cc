@@ -30,7 +30,11 @@ Result<std::optional<int64_t>> ParseBound(std::string_view s, std::string_view i
 
 int64_t SliceCount(int64_t start, int64_t stop, int64_t step) {
   if (step > 0) return stop > start ? (stop - start - 1) / step + 1 : 0;
-  return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+  // -step overflows for INT64_MIN; the magnitude fits in uint64_t.
+  const uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(step);
+  return start > stop
+             ? static_cast<int64_t>(static_cast<uint64_t>(start - stop - 1) / magnitude) + 1
+             : 0;
 }
 
 }  // namespace
@@ -165,6 +169,7 @@ Result<ResolvedSelection> ResolveSelection(const Selection& selection,
         stop = item.stop ? clamp(*item.stop, -1, n - 1) : -1;
       }
       dim = {start, step, SliceCount(start, stop, step), false};
+      if (dim.count <= 1) dim.step = 1;  // keeps later start + k * step arithmetic in range
       out.result_shape.push_back(dim.count);
     }
     out.dims.push_back(dim);

@@ -51,6 +51,9 @@ class Store {
   // Deletes every key under `prefix` (which must be empty or end in '/').
   virtual Status DeletePrefix(const std::string& prefix);
   virtual std::string Describe() const = 0;
+  // Removes what writers that crashed left behind (local stores: temporary files of processes
+  // that are gone); returns how many. Keys are never affected.
+  virtual Result<size_t> RemoveStaleTemporaries() { return size_t{0}; }
 
   // True for stores whose chunk values live in GPU memory.
   virtual bool device_resident() const { return false; }

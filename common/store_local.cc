@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -127,9 +128,26 @@ class LocalStore : public Store {
       if (errno == ENOENT || errno == ENOTDIR) return keys;
       return Escape(errno, dir);
     }
-    ZARRD_RETURN_IF_ERROR(Walk(fd, dir.empty() ? "" : dir + "/", prefix, &keys));
+    ZARRD_RETURN_IF_ERROR(Walk(fd, dir.empty() ? "" : dir + "/", prefix, &keys, nullptr));
     std::sort(keys.begin(), keys.end());
     return keys;
+  }
+
+  Result<size_t> RemoveStaleTemporaries() override {
+    std::vector<std::string> keys, temps;
+    int fd = ::openat(root_fd_.get(), ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, root_);
+    ZARRD_RETURN_IF_ERROR(Walk(fd, "", "", &keys, &temps));
+    size_t removed = 0;
+    for (const std::string& temp : temps) {
+      // "<key>.zarrd-tmp-<pid>-<n>": only the temporaries of processes that are gone.
+      const size_t at = temp.rfind(kTempMarker) + kTempMarker.size();
+      const pid_t pid = static_cast<pid_t>(std::strtol(temp.c_str() + at, nullptr, 10));
+      if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+      ZARRD_RETURN_IF_ERROR(Delete(temp));
+      ++removed;
+    }
+    return removed;
   }
 
   std::string Describe() const override { return "local store " + root_; }
@@ -231,8 +249,9 @@ class LocalStore : public Store {
   }
 
   // Collects regular files below `fd` (whose key prefix is `base`) that start with `prefix`.
+  // Temporaries of unfinished writes go to `temps` when it is given.
   Status Walk(int fd, const std::string& base, const std::string& prefix,
-              std::vector<std::string>* keys) {
+              std::vector<std::string>* keys, std::vector<std::string>* temps) {
     DIR* d = ::fdopendir(fd);
     if (!d) {
       ::close(fd);
@@ -254,10 +273,13 @@ class LocalStore : public Store {
       if (type == DT_DIR) {
         int sub = ::openat(::dirfd(d), e->d_name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) continue;
-        ZARRD_RETURN_IF_ERROR(Walk(sub, key + "/", prefix, keys));
-      } else if (type == DT_REG && key.size() >= prefix.size() &&
-                 name.find(kTempMarker) == std::string::npos) {
-        keys->push_back(std::move(key));
+        ZARRD_RETURN_IF_ERROR(Walk(sub, key + "/", prefix, keys, temps));
+      } else if (type == DT_REG && key.size() >= prefix.size()) {
+        if (name.find(kTempMarker) == std::string::npos) {
+          keys->push_back(std::move(key));
+        } else if (temps) {
+          temps->push_back(std::move(key));
+        }
       }
     }
     return OkStatus();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -112,6 +113,26 @@ TEST(LocalStore, WritesAreAtomicAndLeaveNoTempFiles) {
   // A temp file left by a crash is not a key.
   { std::ofstream(dir.path() + "/k.zarrd-tmp-1-1") << "torn"; }
   EXPECT_EQ(*store->List(""), (std::vector<std::string>{"k"}));
+}
+
+TEST(LocalStore, StaleTemporariesOfDeadProcessesAreRemoved) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  ASSERT_TRUE(store->Set("a/b/k", B("value")).ok());
+  // A process that has exited (a child we reaped) and one that is alive (this one).
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = dir.path() + "/a/b/k.zarrd-tmp-" + std::to_string(child) + "-7";
+  const std::string live = dir.path() + "/a/k.zarrd-tmp-" + std::to_string(::getppid()) + "-1";
+  { std::ofstream(dead) << "torn"; }
+  { std::ofstream(live) << "in progress"; }
+  auto removed = store->RemoveStaleTemporaries();
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_EQ(*store->List(""), (std::vector<std::string>{"a/b/k"}));
 }
 
 TEST(LocalStore, ReadOnlyDirectoryIsPermissionDenied) {

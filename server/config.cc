@@ -67,6 +67,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "worker_threads",
                                                "max_request_bytes",
                                                "max_result_bytes",
+                                               "max_chunk_bytes",
                                                "max_unary_result_bytes",
                                                "stream_piece_bytes",
                                                "default_prototype",
@@ -148,6 +149,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_decode_threads", &c.stream_decode_threads));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_request_bytes", &c.max_request_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_result_bytes", &c.max_result_bytes));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_chunk_bytes", &c.max_chunk_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_unary_result_bytes", &c.max_unary_result_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_piece_bytes", &c.stream_piece_bytes));
   if (c.stream_piece_bytes < 4096 || c.stream_piece_bytes > (64u << 20)) {

@@ -57,6 +57,9 @@ struct ServerConfig {
   uint64_t max_request_bytes = uint64_t{1} << 32;
   uint64_t max_result_bytes = uint64_t{1} << 36;
   uint64_t max_unary_result_bytes = 4 << 20;
+  // Arrays whose decoded chunk (a whole shard for sharded arrays) exceeds this are refused at
+  // create and open: a write decodes and encodes whole chunks in memory.
+  uint64_t max_chunk_bytes = uint64_t{1} << 30;
   uint32_t stream_piece_bytes = 4 << 20;
   PrototypeKind default_prototype = PrototypeKind::kHost;
   // Array overrides by name. Without one, arrays of rank 0 or 1 (coordinates) resolve an

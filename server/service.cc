@@ -1,5 +1,6 @@
 #include "server/service.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -113,13 +114,44 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
     metrics_->Update(info, host_regions_.count(), in_flight_);
   });
   reaper_ = std::thread([this] {
+    RemoveStaleTemporaries();
     std::unique_lock lock(reaper_mutex_);
     while (
         !reaper_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; })) {
       host_regions_.ReapOrphans();
       devices_->Reap();
+      TrimWhenIdle();
     }
   });
+}
+
+void ZarrdService::RemoveStaleTemporaries() {
+  for (auto& [name, s] : stores_) {
+    if (s.config.read_only) continue;
+    auto removed = s.store->RemoveStaleTemporaries();
+    if (!removed.ok()) {
+      spdlog::warn("store {}: {}", name, removed.status().ToString());
+    } else if (*removed > 0) {
+      spdlog::info("store {}: removed {} temporary files of unfinished writes", name, *removed);
+    }
+  }
+}
+
+void ZarrdService::TrimWhenIdle() {
+  const uint64_t completed = completed_.load();
+  const bool quiet_tick = completed == completed_at_last_tick_ && in_flight_ == 0;
+  completed_at_last_tick_ = completed;
+  if (!quiet_tick || completed == completed_at_trim_) return;
+  completed_at_trim_ = completed;
+  ::malloc_trim(0);
+}
+
+Status ZarrdService::CheckChunkLimit(const ArrayMetadata& m, const std::string& where) const {
+  const size_t bytes = m.chunk_spec().num_bytes();
+  if (bytes <= config_.max_chunk_bytes) return OkStatus();
+  return InvalidArgument(where + ": one chunk holds " + std::to_string(bytes) +
+                         " bytes decoded, over the server's max_chunk_bytes (" +
+                         std::to_string(config_.max_chunk_bytes) + ")");
 }
 
 ZarrdService::~ZarrdService() {
@@ -174,6 +206,7 @@ Result<std::shared_ptr<Array>> ZarrdService::OpenArray(const std::string& store,
   }
   ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(store, false));
   ZARRD_ASSIGN_OR_RETURN(auto array, Array::Open(s->store, path));
+  ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*array->metadata(), "array \"" + path + "\""));
   std::lock_guard lock(arrays_mutex_);
   return arrays_.try_emplace({store, path}, array).first->second;
 }
@@ -257,6 +290,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
                      : ParseV3ArrayMetadata(doc);
         if (!m.ok()) return m.status().WithContext("metadata_json");
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
+        ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
         Forget(req->store(), req->path());
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
@@ -424,6 +458,15 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         const Selection sel = FromProto(req->selection());
+        auto resolved = ResolveSelection(sel, array->metadata()->shape);
+        if (!resolved.ok()) return resolved.status().WithContext("array '" + req->path() + "'");
+        const uint64_t nbytes =
+            static_cast<uint64_t>(resolved->num_elements()) * ItemSize(array->metadata()->dtype);
+        if (nbytes > config_.max_request_bytes) {
+          return ResourceExhausted("array '" + req->path() + "': input of " +
+                                   std::to_string(nbytes) + " bytes exceeds max_request_bytes " +
+                                   std::to_string(config_.max_request_bytes));
+        }
         if (req->lease_id() != 0 || req->has_device_region()) {
           ZARRD_ASSIGN_OR_RETURN(Bytes input, devices_->CopyInput(*req));
           ZARRD_RETURN_IF_ERROR(array->Write(sel, input.data(), input.size(), io));

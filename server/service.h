@@ -97,7 +97,10 @@ class ZarrdService final
   ThreadPool& stream_decoder() { return stream_decoder_; }
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
-  void EndRequest() { --in_flight_; }
+  void EndRequest() {
+    ++completed_;
+    --in_flight_;
+  }
   HostRegionRegistry& host_regions() { return host_regions_; }
   Metrics& metrics() { return *metrics_; }
 
@@ -105,6 +108,11 @@ class ZarrdService final
   template <typename Work>
   grpc::ServerUnaryReactor* RunUnary(const char* method, const std::string& what, Work work);
   void Forget(const std::string& store, const std::string& path_prefix);
+  Status CheckChunkLimit(const ArrayMetadata& m, const std::string& where) const;
+  // Runs once on the reaper thread at start: stores are served meanwhile.
+  void RemoveStaleTemporaries();
+  // Gives freed heap back to the system once the server has been idle a reaper tick.
+  void TrimWhenIdle();
 
   ServerConfig config_;
   std::map<std::string, NamedStore> stores_;
@@ -115,6 +123,8 @@ class ZarrdService final
   std::unique_ptr<DeviceBackend> devices_;
   std::atomic<bool> draining_{false};
   std::atomic<size_t> in_flight_{0};
+  std::atomic<uint64_t> completed_{0};
+  uint64_t completed_at_last_tick_ = 0, completed_at_trim_ = 0;  // reaper thread only
   std::thread reaper_;  // drops regions and leases of clients that died, and expired leases
   std::mutex reaper_mutex_;
   std::condition_variable reaper_cv_;

@@ -62,7 +62,8 @@ def server(tmp_path):
         pytest.fail("ZARRD_BIN is not set (run through ctest)")
     s = Server(tmp_path)
     yield s
-    s.stop()
+    # Non-zero also when a sanitizer build found a leak or an error at exit.
+    assert s.stop() == 0, s.log_text()[-3000:]
 
 
 @pytest.fixture

@@ -1,0 +1,28 @@
+"""Measurements the hardening tests share: a process's memory, a folder's contents."""
+import hashlib
+import os
+from pathlib import Path
+
+
+def rss_bytes(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def tree_snapshot(root):
+    """{relative path: sha256 of the file, or 'link -> target'}, without following links."""
+    out = {}
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = "link -> " + os.readlink(p)
+            elif p.is_file():
+                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            else:
+                out[rel] = "dir"
+    return out
