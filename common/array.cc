@@ -370,38 +370,41 @@ Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions& options
   ZARRD_RETURN_IF_ERROR(next.Finalize().WithContext(where));
   const size_t rank = shape.size();
   const size_t es = ItemSize(old->dtype);
-  // Reset the cut-off part of edge chunks that stay, so growing again shows the fill value.
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t cs = old->chunk_shape[d];
-    const int64_t edge_end = std::min(old->shape[d], (shape[d] + cs - 1) / cs * cs);
-    if (shape[d] >= edge_end) continue;
-    Selection region;
-    size_t count = 1;
-    for (size_t e = 0; e < rank; ++e) {
-      int64_t lo = e == d ? shape[d] : 0;
-      int64_t hi = e == d ? edge_end : std::min(shape[e], old->shape[e]);
-      region.push_back(SelectionItem::Slice(lo, hi));
-      count *= static_cast<size_t>(std::max<int64_t>(0, hi - lo));
-    }
-    if (count == 0) continue;
-    Bytes fill(count * es);
-    for (size_t i = 0; i < count; ++i)
-      std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
-    ZARRD_RETURN_IF_ERROR(Write(region, fill.data(), fill.size(), options));
-  }
-  // Delete chunks that lie wholly outside the new shape.
-  const auto old_grid = old->grid_shape();
+  // Walk the chunks that exist (not the grid, which may be astronomically large): delete those
+  // wholly outside the new shape, and reset the cut-off part of edge chunks that stay, so growing
+  // again shows the fill value.
+  const std::string prefix = path_.empty() ? "" : path_ + "/";
+  ZARRD_ASSIGN_OR_RETURN(auto keys, store_->List(prefix));
   const auto new_grid = next.grid_shape();
-  std::vector<int64_t> index(rank, 0);
-  int64_t total = 1;
-  for (int64_t g : old_grid) total *= g;
-  for (int64_t n = 0; n < total && rank > 0; ++n) {
+  for (const std::string& key : keys) {
+    auto index = old->ParseChunkKey(std::string_view(key).substr(prefix.size()));
+    if (!index) continue;
     bool outside = false;
-    for (size_t d = 0; d < rank; ++d) outside |= index[d] >= new_grid[d];
-    if (outside) ZARRD_RETURN_IF_ERROR(store_->Delete(ChunkStoreKey(*old, index)));
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < old_grid[d]) break;
-      index[d] = 0;
+    for (size_t d = 0; d < rank; ++d) outside |= (*index)[d] >= new_grid[d];
+    if (outside) {
+      ZARRD_RETURN_IF_ERROR(store_->Delete(key));
+      continue;
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t cs = old->chunk_shape[d];
+      const int64_t lo = std::max(shape[d], (*index)[d] * cs);
+      const int64_t hi = std::min(old->shape[d], ((*index)[d] + 1) * cs);
+      if (lo >= hi) continue;
+      Selection region;
+      size_t count = 1;
+      for (size_t e = 0; e < rank; ++e) {
+        const int64_t elo = e == d ? lo : (*index)[e] * old->chunk_shape[e];
+        const int64_t ehi =
+            e == d ? hi
+                   : std::min({shape[e], old->shape[e], ((*index)[e] + 1) * old->chunk_shape[e]});
+        region.push_back(SelectionItem::Slice(elo, ehi));
+        count *= static_cast<size_t>(std::max<int64_t>(0, ehi - elo));
+      }
+      if (count == 0) continue;
+      Bytes fill(count * es);
+      for (size_t i = 0; i < count; ++i)
+        std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
+      ZARRD_RETURN_IF_ERROR(Write(region, fill.data(), fill.size(), options));
     }
   }
   std::lock_guard lock(metadata_mutex_);

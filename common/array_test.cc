@@ -228,6 +228,24 @@ TEST(Array, ResizeDeletesOutsideChunksAndResetsCutOffParts) {
   EXPECT_EQ(array->Resize({1, 2}).code(), StatusCode::kInvalidArgument);
 }
 
+// The grid has 2**40 chunks: resizing walks the two stored ones, not the grid.
+TEST(Array, ResizeOfAHugeSparseGridTouchesOnlyStoredChunks) {
+  auto store = MakeMemoryStore();
+  const int64_t n = int64_t{1} << 40;
+  auto array = *Array::Create(store, "h", V3Meta({n, 3}, {1, 2}, kZstd));
+  const int32_t one[3] = {1, 2, 3};
+  ASSERT_TRUE(array->Write({SelectionItem::Index(5)}, one, sizeof one).ok());
+  ASSERT_TRUE(array->Write({SelectionItem::Index(n - 1)}, one, sizeof one).ok());
+  ASSERT_TRUE(array->Resize({10, 1}).ok());
+  EXPECT_EQ(*store->List("h/c"), (std::vector<std::string>{"h/c/5/0"}));
+  ASSERT_TRUE(array->Resize({n, 3}).ok());
+  int32_t row[3];
+  ASSERT_TRUE(array->Read({SelectionItem::Index(5)}, row, sizeof row).ok());
+  EXPECT_EQ(std::vector<int32_t>(row, row + 3), (std::vector<int32_t>{1, 0, 0}));
+  ASSERT_TRUE(array->Read({SelectionItem::Index(n - 1)}, row, sizeof row).ok());
+  EXPECT_EQ(std::vector<int32_t>(row, row + 3), (std::vector<int32_t>{0, 0, 0}));
+}
+
 TEST(Array, CancelledReadStops) {
   auto store = MakeMemoryStore();
   auto array = *Array::Create(store, "a", V3Meta({64}, {1}, kZstd));

@@ -51,7 +51,7 @@ class Crc32cCodec : public BytesToBytesCodec {
       return DataLoss("crc32c: payload of " + std::to_string(in.size() - 4) + " bytes, expected " +
                       std::to_string(out.size()));
     }
-    std::memcpy(out.data(), in.data(), out.size());
+    if (!out.empty()) std::memcpy(out.data(), in.data(), out.size());
     return OkStatus();
   }
 

@@ -69,7 +69,7 @@ class DeflateCodec : public BytesToBytesCodec {
   }
 
   json ToJson() const override {
-    return {{"name", wrapper_ == Wrapper::kGzip ? "gzip" : "zlib"},
+    return {{"name", wrapper_ == Wrapper::kGzip ? "gzip" : "numcodecs.zlib"},
             {"configuration", {{"level", level_}}}};
   }
 

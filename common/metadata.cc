@@ -30,6 +30,30 @@ std::string ArrayMetadata::ChunkKey(const std::vector<int64_t>& chunk_index) con
   return key;
 }
 
+std::optional<std::vector<int64_t>> ArrayMetadata::ParseChunkKey(std::string_view key) const {
+  if (key_encoding.kind == ChunkKeyEncoding::Kind::kDefault) {
+    if (key.substr(0, 1) != "c") return std::nullopt;
+    key.remove_prefix(1);
+    if (rank() == 0) return key.empty() ? std::optional(std::vector<int64_t>{}) : std::nullopt;
+  } else if (rank() == 0) {
+    return key == "0" ? std::optional(std::vector<int64_t>{}) : std::nullopt;
+  }
+  std::vector<int64_t> index;
+  for (size_t d = 0; d < rank(); ++d) {
+    if (key_encoding.kind == ChunkKeyEncoding::Kind::kDefault || d > 0) {
+      if (key.empty() || key[0] != key_encoding.separator) return std::nullopt;
+      key.remove_prefix(1);
+    }
+    size_t digits = 0;
+    while (digits < key.size() && digits < 18 && key[digits] >= '0' && key[digits] <= '9') ++digits;
+    if (digits == 0) return std::nullopt;
+    index.push_back(std::stoll(std::string(key.substr(0, digits))));
+    key.remove_prefix(digits);
+  }
+  if (!key.empty()) return std::nullopt;
+  return index;
+}
+
 Status ArrayMetadata::Finalize() {
   if (shape.size() != chunk_shape.size()) {
     return InvalidArgument("chunk shape has " + std::to_string(chunk_shape.size()) +

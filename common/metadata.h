@@ -47,6 +47,8 @@ struct ArrayMetadata {
   std::vector<int64_t> grid_shape() const;
   // The store key of a chunk, relative to the array's path.
   std::string ChunkKey(const std::vector<int64_t>& chunk_index) const;
+  // The inverse of ChunkKey: the chunk index a key names, nullopt for other keys.
+  std::optional<std::vector<int64_t>> ParseChunkKey(std::string_view key) const;
   // Validates shapes and builds `codec_chain`.
   Status Finalize();
 };

@@ -39,6 +39,35 @@ TEST(MetadataV3, ParsesAndRoundTrips) {
   EXPECT_EQ(ToV3Json(*again), out);
 }
 
+// Found by fuzz_metadata_v3: numcodecs codecs were written back under their numcodecs ids.
+TEST(MetadataV3, NumcodecsCodecsWriteBackUnderTheirV3Names) {
+  for (const char* name : {"numcodecs.zlib", "numcodecs.bz2"}) {
+    json doc = V3Array();
+    doc["codecs"][1] = {{"name", name}, {"configuration", {{"level", 5}}}};
+    auto m = ParseV3ArrayMetadata(doc);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const json written = ToV3Json(*m);
+    EXPECT_EQ(written["codecs"][1]["name"], name);
+    EXPECT_TRUE(ParseV3ArrayMetadata(written).ok());
+  }
+}
+
+TEST(MetadataV3, ChunkKeysParseBack) {
+  for (const char* encoding :
+       {R"({"name": "default"})", R"({"name": "default", "configuration": {"separator": "."}})",
+        R"({"name": "v2"})", R"({"name": "v2", "configuration": {"separator": "/"}})"}) {
+    json doc = V3Array();
+    doc["chunk_key_encoding"] = json::parse(encoding);
+    auto m = ParseV3ArrayMetadata(doc);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const std::vector<int64_t> index = {2, 0};
+    EXPECT_EQ(m->ParseChunkKey(m->ChunkKey(index)), index) << encoding;
+    EXPECT_EQ(m->ParseChunkKey("zarr.json"), std::nullopt);
+    EXPECT_EQ(m->ParseChunkKey(m->ChunkKey(index) + "x"), std::nullopt);
+    EXPECT_EQ(m->ParseChunkKey(m->ChunkKey({2})), std::nullopt);
+  }
+}
+
 TEST(MetadataV3, KeyEncodings) {
   json j = V3Array();
   j["chunk_key_encoding"] = json::parse(R"({"name": "v2", "configuration": {"separator": "."}})");

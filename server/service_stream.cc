@@ -53,7 +53,7 @@ std::vector<ResolvedSelection> Bands(const ResolvedSelection& sel,
 
 // A GetItemResponse{offset, data} on the wire: a small header slice, then a slice that points
 // into the decoded band (kept alive by the slice's reference).
-grpc::ByteBuffer PieceMessage(const std::shared_ptr<std::string>& band, size_t at, size_t n,
+grpc::ByteBuffer PieceMessage(const std::shared_ptr<uint8_t[]>& band, size_t at, size_t n,
                               uint64_t offset) {
   uint8_t header[24];
   size_t h = 0;
@@ -68,12 +68,12 @@ grpc::ByteBuffer PieceMessage(const std::shared_ptr<std::string>& band, size_t a
   varint(offset);
   header[h++] = 0x1a;  // field 3 (data), length-delimited
   varint(n);
-  auto* keep = new std::shared_ptr<std::string>(band);
+  auto* keep = new std::shared_ptr<uint8_t[]>(band);
   grpc::Slice slices[2] = {
       grpc::Slice(header, h),
       grpc::Slice(
-          band->data() + at, n,
-          [](void* p) { delete static_cast<std::shared_ptr<std::string>*>(p); }, keep)};
+          band.get() + at, n, [](void* p) { delete static_cast<std::shared_ptr<uint8_t[]>*>(p); },
+          keep)};
   return grpc::ByteBuffer(slices, 2);
 }
 
@@ -188,8 +188,9 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (const auto& band : bands) {
       const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
-      auto buffer = std::make_shared<std::string>(band_bytes, '\0');
-      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer->data(), buffer->size(), io));
+      // Not zero-filled: the read writes every byte, and a memset would be one more pass.
+      std::shared_ptr<uint8_t[]> buffer(new uint8_t[band_bytes]);
+      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
         if (!Push(PieceMessage(buffer, at, n, offset + at), max_queued)) {

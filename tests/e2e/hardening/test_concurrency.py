@@ -13,7 +13,7 @@ from conftest import Server, sel
 from zarrd.v1 import zarrd_pb2 as pb
 from zarrd.v1 import zarrd_pb2_grpc
 
-from hardening_util import rss_bytes
+from hardening_util import near_idle, rss_bytes
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -208,8 +208,8 @@ def test_load_64_clients_mixed_reads_and_writes(server):
     deadline = time.time() + 15
     while True:
         now = rss_bytes(server.proc.pid)
-        if abs(now - idle) <= idle * 0.10 or time.time() > deadline:
+        if near_idle(now, idle) or time.time() > deadline:
             break
         time.sleep(0.5)
     print(f"server RSS idle {idle / 2**20:.1f} MiB, after the clients left {now / 2**20:.1f} MiB")
-    assert abs(now - idle) <= idle * 0.10, f"RSS {now / 2**20:.1f} MiB vs idle {idle / 2**20:.1f} MiB"
+    assert near_idle(now, idle), f"RSS {now / 2**20:.1f} MiB vs idle {idle / 2**20:.1f} MiB"

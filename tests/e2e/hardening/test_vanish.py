@@ -14,7 +14,7 @@ from conftest import Server
 from zarrd.v1 import zarrd_pb2 as pb
 from zarrd.v1 import zarrd_pb2_grpc
 
-from hardening_util import rss_bytes
+from hardening_util import near_idle, rss_bytes
 
 META = {"zarr_format": 3, "node_type": "array", "shape": [4096, 4096], "data_type": "float32",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [256, 256]}},
@@ -44,7 +44,7 @@ def settle(server, idle, seconds=15):
     deadline = time.time() + seconds
     while True:
         now = rss_bytes(server.proc.pid)
-        if abs(now - idle) <= idle * 0.10 or time.time() > deadline:
+        if near_idle(now, idle) or time.time() > deadline:
             return now
         time.sleep(0.25)
 
@@ -108,7 +108,7 @@ def test_killed_mid_stream_and_mid_write(env):
     assert np.array_equal(np.frombuffer(r, "<f4").reshape(4096, 4096), VALUES)
     now = settle(server, idle)
     print(f"\nvanish: RSS idle {idle / 2**20:.1f} MiB, after 6 more killed clients {now / 2**20:.1f} MiB")
-    assert abs(now - idle) <= idle * 0.10
+    assert near_idle(now, idle)
 
 
 def test_killed_while_holding_host_regions(env):
@@ -134,7 +134,7 @@ def test_killed_while_holding_host_regions(env):
     assert not any(os.path.exists(f"/dev/shm{n}") for n in names), "a dead client's region is left"
     check_serving(stub)
     now = settle(server, idle)
-    assert abs(now - idle) <= idle * 0.10, f"RSS {now / 2**20:.1f} MiB vs idle {idle / 2**20:.1f} MiB"
+    assert near_idle(now, idle), f"RSS {now / 2**20:.1f} MiB vs idle {idle / 2**20:.1f} MiB"
 
 
 def test_killed_while_holding_device_leases(tmp_path):
