@@ -10,10 +10,13 @@
 #include <cstring>
 #include <future>
 #include <random>
+#include <thread>
 
+#include "client/piece_reader.h"
 #include "common/dtype.h"
 #include "common/file_util.h"
 #include "common/selection.h"
+#include "proto/selection_wire.h"
 
 namespace zarrd::client {
 
@@ -26,25 +29,7 @@ Status FromGrpc(const grpc::Status& status) {
 
 Result<pb::Selection> SelectionFromText(const std::string& text) {
   ZARRD_ASSIGN_OR_RETURN(Selection sel, ParseSelection(text));
-  pb::Selection out;
-  for (const auto& item : sel) {
-    auto* p = out.add_items();
-    switch (item.kind) {
-      case SelectionItem::Kind::kIndex:
-        p->set_index(item.index);
-        break;
-      case SelectionItem::Kind::kEllipsis:
-        p->set_ellipsis(true);
-        break;
-      case SelectionItem::Kind::kSlice: {
-        auto* s = p->mutable_slice();
-        if (item.start) s->set_start(*item.start);
-        if (item.stop) s->set_stop(*item.stop);
-        if (item.step) s->set_step(*item.step);
-      }
-    }
-  }
-  return out;
+  return ToWire(sel);
 }
 
 size_t NodeInfo::item_size() const {
@@ -91,12 +76,20 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const TlsOptions& 
 
 }  // namespace
 
-Result<std::unique_ptr<Client>> Client::Connect(const std::string& address, double timeout_s,
-                                                const TlsOptions& tls) {
+constexpr int kFrameBytes = 4 << 20, kWindowBytes = 64 << 20;
+
+Result<std::unique_ptr<Client>> Client::Connect(
+    const std::string& address, double timeout_s, const TlsOptions& tls,
+    const std::vector<std::pair<std::string, int>>& channel_args) {
   auto client = std::unique_ptr<Client>(new Client());
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  // Large HTTP/2 frames and receive window: the client receives the big results, and these
+  // raised both bare streams and zarrd's in bench/serve_read.
+  args.SetInt("grpc.http2.max_frame_size", kFrameBytes);
+  args.SetInt("grpc.http2.lookahead_bytes", kWindowBytes);
+  for (const auto& [name, value] : channel_args) args.SetInt(name, value);
   ZARRD_ASSIGN_OR_RETURN(auto credentials, Credentials(tls));
   client->channel_ = grpc::CreateCustomChannel(address, credentials, args);
   auto deadline = std::chrono::system_clock::now() +
@@ -224,34 +217,101 @@ Status Client::Get(const std::string& store, const std::string& path,
     if (descriptor) *descriptor = resp.array();
     return OkStatus();
   }
-  grpc::ClientContext ctx;
-  auto reader = stub_->GetItemStream(&ctx, req);
-  pb::GetItemResponse msg;
-  bool first = true;
-  uint64_t received = 0;
-  while (reader->Read(&msg)) {
-    if (first) {
-      first = false;
-      if (msg.array().nbytes() != size) {
-        ctx.TryCancel();
-        reader->Finish();
-        return mismatch(msg.array().nbytes());
-      }
-      if (descriptor) *descriptor = msg.array();
-    }
-    const auto& data = msg.data();
-    if (msg.offset() > size || data.size() > size - msg.offset()) {
-      ctx.TryCancel();
-      reader->Finish();
-      return DataLoss("server sent a piece outside the result");
-    }
-    std::memcpy(static_cast<uint8_t*>(out) + msg.offset(), data.data(), data.size());
-    received += data.size();
+  const size_t streams = prototype == pb::PROTOTYPE_DEVICE ? 1 : BandCount(size);
+  if (streams > 1) {
+    auto bands = Bands(store, path, selection, streams);
+    if (bands.ok() && bands->size() > 1)
+      return GetBands(store, path, *bands, out, size, descriptor);
   }
-  ZARRD_RETURN_IF_ERROR(FromGrpc(reader->Finish()));
-  if (received != size) {
-    return DataLoss("stream ended after " + std::to_string(received) + " of " +
+  grpc::ClientContext ctx;
+  ZARRD_ASSIGN_OR_RETURN(auto got, ReadPieces(channel_.get(), "/zarrd.v1.Zarrd/GetItemStream", req,
+                                              &ctx, static_cast<uint8_t*>(out), size,
+                                              [&](const pb::ArrayDescriptor& array) -> Status {
+                                                if (array.nbytes() != size)
+                                                  return mismatch(array.nbytes());
+                                                if (descriptor) *descriptor = array;
+                                                return OkStatus();
+                                              }));
+  if (got.bytes != size) {
+    return DataLoss("stream ended after " + std::to_string(got.bytes) + " of " +
                     std::to_string(size) + " bytes");
+  }
+  return OkStatus();
+}
+
+size_t Client::BandCount(size_t size) const {
+  return std::max<size_t>(1, std::min<size_t>(read_streams_, size / min_band_bytes_));
+}
+
+Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const std::string& path,
+                                                const pb::Selection& selection, size_t streams) {
+  ZARRD_ASSIGN_OR_RETURN(NodeInfo node, GetNode(store, path));
+  ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(FromWire(selection), node.shape));
+  size_t d0 = 0;
+  while (d0 < sel.dims.size() && sel.dims[d0].dropped) ++d0;
+  if (d0 == sel.dims.size() || sel.dims[d0].count < 2) return std::vector<Band>{};
+  const DimSelection dim = sel.dims[d0];
+  const uint64_t row_bytes =
+      static_cast<uint64_t>(sel.num_elements() / dim.count) * node.item_size();
+  // Bands are cut at chunk boundaries of the first selected dimension where the step allows,
+  // so no chunk is decoded by two streams.
+  const int64_t per_band =
+      (dim.count + static_cast<int64_t>(streams) - 1) / static_cast<int64_t>(streams);
+  const int64_t chunk = node.chunks.empty() ? 1 : node.chunks[d0];
+  std::vector<Band> bands;
+  int64_t k0 = 0;
+  while (k0 < dim.count) {
+    int64_t k1 = std::min(dim.count, k0 + per_band);
+    if (dim.step == 1 && k1 < dim.count) {
+      const int64_t index = dim.start + k1;
+      const int64_t aligned = (index + chunk / 2) / chunk * chunk;  // nearest chunk boundary
+      if (aligned - dim.start > k0 && aligned - dim.start < dim.count) k1 = aligned - dim.start;
+    }
+    ResolvedSelection band = sel;
+    band.dims[d0].start = dim.start + k0 * dim.step;
+    band.dims[d0].count = k1 - k0;
+    bands.push_back({ToWire(band), static_cast<uint64_t>(k0) * row_bytes,
+                     static_cast<uint64_t>(k1 - k0) * row_bytes});
+    k0 = k1;
+  }
+  return bands;
+}
+
+Status Client::GetBands(const std::string& store, const std::string& path,
+                        const std::vector<Band>& bands, void* out, size_t size,
+                        pb::ArrayDescriptor* descriptor) {
+  std::vector<Status> status(bands.size());
+  std::vector<pb::ArrayDescriptor> first(bands.size());
+  std::vector<std::thread> threads;
+  for (size_t b = 0; b < bands.size(); ++b) {
+    threads.emplace_back([&, b] {
+      pb::GetItemRequest req;
+      req.set_store(store);
+      req.set_path(path);
+      *req.mutable_selection() = bands[b].selection;
+      req.set_prototype(pb::PROTOTYPE_HOST);
+      grpc::ClientContext ctx;
+      auto got = ReadPieces(channel_.get(), "/zarrd.v1.Zarrd/GetItemStream", req, &ctx,
+                            static_cast<uint8_t*>(out) + bands[b].offset, bands[b].nbytes);
+      if (!got.ok()) {
+        status[b] = got.status();
+      } else if (got->bytes != bands[b].nbytes) {
+        status[b] = DataLoss("stream ended after " + std::to_string(got->bytes) + " of " +
+                             std::to_string(bands[b].nbytes) + " bytes");
+      } else {
+        first[b] = got->array;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) ZARRD_RETURN_IF_ERROR(s);
+  if (descriptor) {
+    // The whole result's descriptor: the first band's, with the full first dimension.
+    *descriptor = first[0];
+    uint64_t rows = 0;
+    for (const auto& f : first) rows += f.shape_size() ? f.shape(0) : 0;
+    if (descriptor->shape_size()) descriptor->set_shape(0, rows);
+    descriptor->set_nbytes(size);
   }
   return OkStatus();
 }

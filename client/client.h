@@ -58,8 +58,10 @@ struct TlsOptions {
 class Client {
  public:
   // "unix:/path/zarrd.sock" or "host:port"; waits up to `timeout_s` for the server.
-  static Result<std::unique_ptr<Client>> Connect(const std::string& address, double timeout_s = 10,
-                                                 const TlsOptions& tls = {});
+  // `channel_args` are extra integer gRPC channel arguments (e.g. "grpc.http2.max_frame_size").
+  static Result<std::unique_ptr<Client>> Connect(
+      const std::string& address, double timeout_s = 10, const TlsOptions& tls = {},
+      const std::vector<std::pair<std::string, int>>& channel_args = {});
 
   const pb::ServerInfoResponse& server_info() const { return info_; }
   Result<pb::ServerInfoResponse> RefreshServerInfo();
@@ -79,7 +81,8 @@ class Client {
                           const std::vector<int64_t>& shape);
 
   // Reads the selection into `out` (exactly the result's size): one message when it fits the
-  // server's unary limit, else a stream written piece by piece into `out`.
+  // server's unary limit, else streams written piece by piece into `out`: up to read_streams()
+  // streams in parallel, each for a band of the first selected dimension (16 MiB at least).
   Status Get(const std::string& store, const std::string& path, const pb::Selection& selection,
              void* out, size_t size, pb::ArrayDescriptor* descriptor = nullptr,
              pb::Prototype prototype = pb::PROTOTYPE_HOST);
@@ -96,11 +99,30 @@ class Client {
                  const HostRegion& region, uint64_t offset, uint64_t nbytes);
 
   pb::Zarrd::Stub& stub() { return *stub_; }
+  grpc::ChannelInterface* channel() const { return channel_.get(); }
+  size_t read_streams() const { return read_streams_; }
+  // Streams a large Get uses at most, each for a band of at least `min_band_bytes`.
+  void set_read_streams(size_t n, size_t min_band_bytes = 16 << 20) {
+    read_streams_ = std::max<size_t>(1, n);
+    min_band_bytes_ = std::max<size_t>(1, min_band_bytes);
+  }
 
  private:
+  struct Band {
+    pb::Selection selection;
+    uint64_t offset, nbytes;  // where the band's bytes go in the result
+  };
+  size_t BandCount(size_t size) const;
+  Result<std::vector<Band>> Bands(const std::string& store, const std::string& path,
+                                  const pb::Selection& selection, size_t streams);
+  Status GetBands(const std::string& store, const std::string& path, const std::vector<Band>& bands,
+                  void* out, size_t size, pb::ArrayDescriptor* descriptor);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::Zarrd::Stub> stub_;
   pb::ServerInfoResponse info_;
+  size_t read_streams_ = 4;
+  size_t min_band_bytes_ = 16 << 20;
 };
 
 Status FromGrpc(const grpc::Status& status);

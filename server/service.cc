@@ -18,31 +18,6 @@ grpc::Status ToGrpc(const Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
 }
 
-Selection FromProto(const pb::Selection& selection) {
-  Selection out;
-  for (const auto& item : selection.items()) {
-    switch (item.kind_case()) {
-      case pb::SelectionItem::kIndex:
-        out.push_back(SelectionItem::Index(item.index()));
-        break;
-      case pb::SelectionItem::kEllipsis:
-        out.push_back(SelectionItem::Ellipsis());
-        break;
-      case pb::SelectionItem::kSlice: {
-        const auto& s = item.slice();
-        out.push_back(
-            SelectionItem::Slice(s.has_start() ? std::optional<int64_t>(s.start()) : std::nullopt,
-                                 s.has_stop() ? std::optional<int64_t>(s.stop()) : std::nullopt,
-                                 s.has_step() ? std::optional<int64_t>(s.step()) : std::nullopt));
-        break;
-      }
-      default:
-        out.push_back(SelectionItem::Slice());
-    }
-  }
-  return out;
-}
-
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
   out->set_data_type(std::string(V3Name(m.dtype)));
   for (int64_t s : sel.result_shape) out->add_shape(s);
@@ -405,7 +380,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         auto m = array->metadata();
         ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, ResolvePrototype(*req, m->rank()));
-        auto sel = ResolveSelection(FromProto(req->selection()), m->shape);
+        auto sel = ResolveSelection(FromWire(req->selection()), m->shape);
         if (!sel.ok()) return sel.status().WithContext("array '" + req->path() + "'");
         Describe(*m, *sel, resp->mutable_array());
         const uint64_t nbytes = resp->array().nbytes();
@@ -457,7 +432,7 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
-        const Selection sel = FromProto(req->selection());
+        const Selection sel = FromWire(req->selection());
         auto resolved = ResolveSelection(sel, array->metadata()->shape);
         if (!resolved.ok()) return resolved.status().WithContext("array '" + req->path() + "'");
         const uint64_t nbytes =

@@ -13,6 +13,7 @@
 #include "common/array.h"
 #include "common/store.h"
 #include "common/thread_pool.h"
+#include "proto/selection_wire.h"
 #include "server/config.h"
 #include "server/device_backend.h"
 #include "server/host_regions.h"
@@ -135,7 +136,6 @@ class ZarrdService final
 };
 
 // Converts a wire selection to the engine's.
-Selection FromProto(const pb::Selection& selection);
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out);
 
 }  // namespace zarrd::server

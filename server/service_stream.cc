@@ -162,7 +162,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return InvalidArgument("GetItemStream serves HOST results; DEVICE results of " +
                              req_->store() + ":" + req_->path() + " come from GetItem");
     }
-    auto sel = ResolveSelection(FromProto(req_->selection()), m->shape);
+    auto sel = ResolveSelection(FromWire(req_->selection()), m->shape);
     if (!sel.ok()) return sel.status().WithContext("array '" + req_->path() + "'");
     pb::GetItemResponse first;
     Describe(*m, *sel, first.mutable_array());
@@ -256,7 +256,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
       path_ = msg_.path();
       ZARRD_RETURN_IF_ERROR(service_->FindStore(store_, true));
       ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
-      selection_ = FromProto(msg_.selection());
+      selection_ = FromWire(msg_.selection());
       auto sel = ResolveSelection(selection_, array_->metadata()->shape);
       if (!sel.ok()) return sel.status().WithContext("array '" + path_ + "'");
       const uint64_t nbytes =

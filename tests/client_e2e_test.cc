@@ -116,6 +116,31 @@ TEST_P(ClientE2E, UnaryStreamedAndSharedMemoryReadsAgree) {
   }
 }
 
+// Large reads split into parallel streams, one band of the first selected dimension each.
+TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
+  const std::vector<int64_t> shape = {300, 100};
+  ASSERT_TRUE(client_->CreateArray("local", "banded", Meta(shape, {64, 64})).ok());
+  const auto values = zarrd::testing::Pattern(300 * 100);
+  ASSERT_TRUE(
+      client_->Set("local", "banded", pb::Selection(), values.data(), values.size() * 4).ok());
+  client_->set_read_streams(4, 16 << 10);
+  for (const char* text : {"", "::-1", "290:3:-1, ::2", "..., 3:97", "5:, ::-1",
+                           "-1:-301:-1, 99:0:-1", "::2, 1:100", "1:300:3"}) {
+    SCOPED_TRACE(text);
+    const auto sel = ResolveSelection(*ParseSelection(text), shape);
+    ASSERT_TRUE(sel.ok());
+    const auto expected = zarrd::testing::Reference(values, shape, *sel);
+    std::vector<int32_t> got(expected.size());
+    pb::ArrayDescriptor d;
+    auto s =
+        client_->Get("local", "banded", *SelectionFromText(text), got.data(), got.size() * 4, &d);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
+  }
+  client_->set_read_streams(4);
+}
+
 TEST_P(ClientE2E, MetadataResizeAttributesAndDelete) {
   ASSERT_TRUE(client_->CreateGroup("local", "grp", 2, {{"title", "t"}}).ok());
   ASSERT_TRUE(client_->CreateArray("local", "grp/r", Meta({10}, {4})).ok());

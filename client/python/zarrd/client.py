@@ -20,7 +20,9 @@ def _read(path):
 class Client:
     def __init__(self, address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):
         self.address = address or os.environ.get("ZARRD_ADDRESS", "unix:zarrd.sock")
-        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+        # Large HTTP/2 frames and receive window, as the C++ client (measured in bench/serve_read).
+        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
+                   ("grpc.http2.max_frame_size", 4 << 20), ("grpc.http2.lookahead_bytes", 64 << 20)]
         if tls_ca:
             credentials = grpc.ssl_channel_credentials(
                 _read(tls_ca), _read(tls_key) if tls_key else None, _read(tls_cert) if tls_cert else None)
