@@ -129,7 +129,8 @@ int Main(int argc, char** argv) {
         ::kill(pid, SIGTERM);
         return 1;
       }
-      (*c)->set_read_streams(1);  // the bench bands itself, stream count by stream count
+      (*c)->set_read_streams(1);           // the bench bands itself, stream count by stream count
+      (*c)->set_use_shared_memory(false);  // bytes transport rows
       set.push_back(std::move(*c));
     }
   }

@@ -99,6 +99,7 @@ Result<std::unique_ptr<Client>> Client::Connect(
                        std::to_string(timeout_s) + " s (is it running?)");
   }
   client->stub_ = pb::Zarrd::NewStub(client->channel_);
+  client->use_shared_memory_ = address.rfind("unix:", 0) == 0;
   ZARRD_ASSIGN_OR_RETURN(client->info_, client->RefreshServerInfo());
   return client;
 }
@@ -217,6 +218,19 @@ Status Client::Get(const std::string& store, const std::string& path,
     if (descriptor) *descriptor = resp.array();
     return OkStatus();
   }
+  constexpr size_t kScratchMin = 64 << 10, kScratchMax = 64 << 20;
+  if (use_shared_memory_ && prototype != pb::PROTOTYPE_DEVICE && size > kScratchMin &&
+      size <= kScratchMax) {
+    auto region = TakeScratch(size);
+    if (region.ok()) {
+      Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
+      if (s.ok()) std::memcpy(out, (*region)->data(), size);
+      ReturnScratch(std::move(*region));
+      return s;
+    }
+    // The server cannot map this process's shared memory (another host or /dev/shm): bytes.
+    use_shared_memory_ = false;
+  }
   const size_t streams = prototype == pb::PROTOTYPE_DEVICE ? 1 : BandCount(size);
   if (streams > 1) {
     auto bands = Bands(store, path, selection, streams);
@@ -237,6 +251,33 @@ Status Client::Get(const std::string& store, const std::string& path,
                     std::to_string(size) + " bytes");
   }
   return OkStatus();
+}
+
+Result<std::unique_ptr<HostRegion>> Client::TakeScratch(size_t size) {
+  {
+    std::lock_guard lock(scratch_mutex_);
+    for (auto it = scratch_.begin(); it != scratch_.end(); ++it) {
+      if ((*it)->size() >= size) {
+        auto region = std::move(*it);
+        scratch_.erase(it);
+        return region;
+      }
+    }
+  }
+  return CreateHostRegion(std::max<size_t>(size, 1 << 20));
+}
+
+void Client::ReturnScratch(std::unique_ptr<HostRegion> region) {
+  constexpr size_t kKept = 4;
+  std::lock_guard lock(scratch_mutex_);
+  scratch_.push_back(std::move(region));
+  if (scratch_.size() > kKept) {
+    // Drop the smallest: the kept ones serve the sizes this process reads.
+    auto smallest =
+        std::min_element(scratch_.begin(), scratch_.end(),
+                         [](const auto& a, const auto& b) { return a->size() < b->size(); });
+    scratch_.erase(smallest);
+  }
 }
 
 size_t Client::BandCount(size_t size) const {

@@ -4,7 +4,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -80,9 +82,11 @@ class Client {
   Result<NodeInfo> Resize(const std::string& store, const std::string& path,
                           const std::vector<int64_t>& shape);
 
-  // Reads the selection into `out` (exactly the result's size): one message when it fits the
-  // server's unary limit, else streams written piece by piece into `out`: up to read_streams()
-  // streams in parallel, each for a band of the first selected dimension (16 MiB at least).
+  // Reads the selection into `out` (exactly the result's size). Over a Unix socket, results of
+  // 64 KiB to 64 MiB are decoded by the server into a scratch shared-memory region this client
+  // keeps, then copied out (no bytes cross the socket). Otherwise: one message when it fits the
+  // server's unary limit, else streams written piece by piece into `out`, up to read_streams()
+  // in parallel, each for a band of the first selected dimension (16 MiB at least).
   Status Get(const std::string& store, const std::string& path, const pb::Selection& selection,
              void* out, size_t size, pb::ArrayDescriptor* descriptor = nullptr,
              pb::Prototype prototype = pb::PROTOTYPE_HOST);
@@ -100,6 +104,9 @@ class Client {
 
   pb::Zarrd::Stub& stub() { return *stub_; }
   grpc::ChannelInterface* channel() const { return channel_.get(); }
+  bool use_shared_memory() const { return use_shared_memory_; }
+  // Off: Get uses the bytes transport only (also chosen when the server cannot map our regions).
+  void set_use_shared_memory(bool on) { use_shared_memory_ = on; }
   size_t read_streams() const { return read_streams_; }
   // Streams a large Get uses at most, each for a band of at least `min_band_bytes`.
   void set_read_streams(size_t n, size_t min_band_bytes = 16 << 20) {
@@ -117,12 +124,18 @@ class Client {
                                   const pb::Selection& selection, size_t streams);
   Status GetBands(const std::string& store, const std::string& path, const std::vector<Band>& bands,
                   void* out, size_t size, pb::ArrayDescriptor* descriptor);
+  // A scratch region of at least `size` bytes, from the free list or new.
+  Result<std::unique_ptr<HostRegion>> TakeScratch(size_t size);
+  void ReturnScratch(std::unique_ptr<HostRegion> region);
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::Zarrd::Stub> stub_;
   pb::ServerInfoResponse info_;
   size_t read_streams_ = 4;
   size_t min_band_bytes_ = 16 << 20;
+  std::atomic<bool> use_shared_memory_{false};
+  std::mutex scratch_mutex_;
+  std::vector<std::unique_ptr<HostRegion>> scratch_;  // destroyed before stub_ (declared after)
 };
 
 Status FromGrpc(const grpc::Status& status);

@@ -75,6 +75,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "shutdown_grace_seconds",
                                                "log_level",
                                                "stream_decode_threads",
+                                               "stream_buffer_bytes",
                                                "devices",
                                                "lease_ttl_seconds",
                                                "lease_quota_bytes",
@@ -147,6 +148,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "worker_threads", &c.worker_threads));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_decode_threads", &c.stream_decode_threads));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_buffer_bytes", &c.stream_buffer_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_request_bytes", &c.max_request_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_result_bytes", &c.max_result_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_chunk_bytes", &c.max_chunk_bytes));

@@ -54,6 +54,8 @@ struct ServerConfig {
   // Decode threads of each streamed read (bytes transport): the socket, not the decoder, is the
   // limit there, and decoding on every core starves gRPC's own threads. 0: a quarter of cores.
   size_t stream_decode_threads = 0;
+  // Decoded bytes that all streamed reads together hold at once (bands being decoded or sent).
+  uint64_t stream_buffer_bytes = uint64_t{192} << 20;
   uint64_t max_request_bytes = uint64_t{1} << 32;
   uint64_t max_result_bytes = uint64_t{1} << 36;
   uint64_t max_unary_result_bytes = 4 << 20;

@@ -44,12 +44,18 @@ Result<std::unique_ptr<Metrics>> Metrics::Start(const std::string& address) {
   m->registry_ = std::make_shared<prom::Registry>();
   auto& r = *m->registry_;
   m->families_.reset(new Families{
-      prom::BuildCounter().Name("zarrd_requests_total").Help("Requests by method and code").Register(r),
+      prom::BuildCounter()
+          .Name("zarrd_requests_total")
+          .Help("Requests by method and code")
+          .Register(r),
       prom::BuildHistogram()
           .Name("zarrd_request_duration_seconds")
           .Help("Request latency by method")
           .Register(r),
-      prom::BuildCounter().Name("zarrd_read_bytes_total").Help("Result bytes by prototype").Register(r),
+      prom::BuildCounter()
+          .Name("zarrd_read_bytes_total")
+          .Help("Result bytes by prototype")
+          .Register(r),
       prom::BuildCounter()
           .Name("zarrd_written_bytes_total")
           .Help("Input bytes written, by source (bytes, host_region, device)")
@@ -62,7 +68,10 @@ Result<std::unique_ptr<Metrics>> Metrics::Start(const std::string& address) {
           .Name("zarrd_chunks_total")
           .Help("Chunks decoded, encoded, and read as the fill value")
           .Register(r),
-      prom::BuildGauge().Name("zarrd_pool_bytes").Help("Device pool bytes by GPU and kind").Register(r),
+      prom::BuildGauge()
+          .Name("zarrd_pool_bytes")
+          .Help("Device pool bytes by GPU and kind")
+          .Register(r),
       prom::BuildGauge().Name("zarrd_leases").Help("Live leases by GPU").Register(r),
       prom::BuildGauge().Name("zarrd_regions").Help("Registered regions by kind").Register(r),
       prom::BuildGauge().Name("zarrd_in_flight_requests").Help("Requests in flight").Register(r)});
@@ -76,8 +85,8 @@ Result<std::unique_ptr<Metrics>> Metrics::Start(const std::string& address) {
     m->exposer_->RegisterCollectable(m->refreshing_);
     const auto ports = m->exposer_->GetListeningPorts();
     const std::string host = address.substr(0, address.rfind(':'));
-    m->url_ = "http://" + host + ":" + std::to_string(ports.empty() ? 0 : ports.front()) +
-              "/metrics";
+    m->url_ =
+        "http://" + host + ":" + std::to_string(ports.empty() ? 0 : ports.front()) + "/metrics";
   }
   return m;
 }
@@ -88,8 +97,8 @@ void Metrics::Request(const std::string& method, const std::string& store, Statu
                       double seconds) {
   families_->requests.Add({{"method", method}, {"code", StatusCodeName(code)}}).Increment();
   static const prom::Histogram::BucketBoundaries kBuckets = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-      5, 10, 30};
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+      0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
   families_->latency.Add({{"method", method}}, kBuckets).Observe(seconds);
   if (!store.empty() && (code == StatusCode::kDataLoss || code == StatusCode::kInternal)) {
     families_->store_errors.Add({{"store", store}}).Increment();

@@ -81,6 +81,7 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
       stream_decoder_(config_.stream_decode_threads
                           ? config_.stream_decode_threads
                           : std::max(1u, std::thread::hardware_concurrency() / 4)),
+      stream_budget_(config_.stream_buffer_bytes),
       devices_(std::move(devices)),
       metrics_(std::move(metrics)) {
   metrics_->SetRefresh([this] {

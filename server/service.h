@@ -14,6 +14,7 @@
 #include "common/store.h"
 #include "common/thread_pool.h"
 #include "proto/selection_wire.h"
+#include "server/byte_budget.h"
 #include "server/config.h"
 #include "server/device_backend.h"
 #include "server/host_regions.h"
@@ -96,6 +97,7 @@ class ZarrdService final
   const ServerConfig& config() const { return config_; }
   ThreadPool& executor() { return executor_; }
   ThreadPool& stream_decoder() { return stream_decoder_; }
+  ByteBudget& stream_budget() { return stream_budget_; }
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
   void EndRequest() {
@@ -120,6 +122,7 @@ class ZarrdService final
   uint64_t epoch_;
   ThreadPool executor_;
   ThreadPool stream_decoder_;
+  ByteBudget stream_budget_;
   HostRegionRegistry host_regions_;
   std::unique_ptr<DeviceBackend> devices_;
   std::atomic<bool> draining_{false};

@@ -188,8 +188,19 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (const auto& band : bands) {
       const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
-      // Not zero-filled: the read writes every byte, and a memset would be one more pass.
-      std::shared_ptr<uint8_t[]> buffer(new uint8_t[band_bytes]);
+      // The band's bytes come out of the budget all streams share, and go back when its last
+      // piece has been sent. Not zero-filled: the read writes every byte.
+      ByteBudget& budget = service_->stream_budget();
+      if (!budget.Acquire(band_bytes, *bands_held_ == 0, cancelled_flag_)) {
+        return Cancelled("client went away");
+      }
+      ++*bands_held_;
+      std::shared_ptr<uint8_t[]> buffer(new uint8_t[band_bytes],
+                                        [&budget, band_bytes, held = bands_held_](uint8_t* p) {
+                                          delete[] p;
+                                          --*held;
+                                          budget.Release(band_bytes);
+                                        });
       ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
@@ -218,6 +229,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   Status final_;
   const Clock::time_point start_ = Clock::now();
   uint64_t bytes_sent_ = 0;
+  // Bands of this stream alive (decoding, queued or being sent); shared with their deleters.
+  std::shared_ptr<std::atomic<int>> bands_held_ = std::make_shared<std::atomic<int>>(0);
 };
 
 class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> {

@@ -124,6 +124,7 @@ TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
   ASSERT_TRUE(
       client_->Set("local", "banded", pb::Selection(), values.data(), values.size() * 4).ok());
   client_->set_read_streams(4, 16 << 10);
+  client_->set_use_shared_memory(false);  // the bytes transport, banded
   for (const char* text : {"", "::-1", "290:3:-1, ::2", "..., 3:97", "5:, ::-1",
                            "-1:-301:-1, 99:0:-1", "::2, 1:100", "1:300:3"}) {
     SCOPED_TRACE(text);
@@ -139,6 +140,34 @@ TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
     EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
   }
   client_->set_read_streams(4);
+  client_->set_use_shared_memory(GetParam() == std::string("unix"));
+}
+
+TEST_P(ClientE2E, MidSizeReadsOverTheSocketGoThroughReusedScratchSharedMemory) {
+  if (GetParam() != std::string("unix")) GTEST_SKIP() << "shared memory needs the Unix socket";
+  ASSERT_TRUE(client_->use_shared_memory());
+  const std::vector<int64_t> shape = {300, 100};
+  ASSERT_TRUE(client_->CreateArray("local", "scratch", Meta(shape, {64, 64})).ok());
+  const auto values = zarrd::testing::Pattern(300 * 100);
+  ASSERT_TRUE(
+      client_->Set("local", "scratch", pb::Selection(), values.data(), values.size() * 4).ok());
+  for (int i = 0; i < 20; ++i) {
+    const std::string text = std::to_string(i) + ":" + std::to_string(300 - i) + ", ::-1";
+    const auto sel = ResolveSelection(*ParseSelection(text), shape);
+    const auto expected = zarrd::testing::Reference(values, shape, *sel);
+    std::vector<int32_t> got(expected.size());
+    ASSERT_TRUE(
+        client_->Get("local", "scratch", *SelectionFromText(text), got.data(), got.size() * 4)
+            .ok());
+    ASSERT_EQ(got, expected) << text;
+  }
+  const std::string prefix = "zarrd-client-" + std::to_string(::getpid()) + "-";
+  int regions = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    regions += e.path().filename().string().rfind(prefix, 0) == 0;
+  }
+  EXPECT_GE(regions, 1);
+  EXPECT_LE(regions, 4);  // reused, not one per read
 }
 
 TEST_P(ClientE2E, MetadataResizeAttributesAndDelete) {
