@@ -6,7 +6,6 @@
 //
 // Rates are array bytes (1 GiB) over the best of R runs.
 #include <cuda_runtime.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,13 +15,12 @@
 #include <fstream>
 #include <thread>
 
+#include "bench/bench_server.h"
 #include "bench/reference_array.h"
 #include "client/device_client.h"
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/store_gpu.h"
-
-extern char** environ;
 
 namespace zarrd::bench {
 namespace {
@@ -84,11 +82,7 @@ int Main(int argc, char** argv) {
     if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
   }
   const auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
-  if (zarrd.empty()) {
-    for (auto candidate : {self / "zarrd", self / ".." / "server" / "zarrd"}) {
-      if (std::filesystem::exists(candidate)) zarrd = candidate.string();
-    }
-  }
+  if (zarrd.empty()) zarrd = FindZarrd();
   std::string script = (std::filesystem::path(__FILE__).parent_path() / "tensorstore_cupy.py");
   if (!std::filesystem::exists(script)) script = (self / "tensorstore_cupy.py").string();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
@@ -155,24 +149,12 @@ int Main(int argc, char** argv) {
   const bool store_equal = std::memcmp(back.data(), host, kTotal) == 0;
 
   // Through zarrd, from this process: a DEVICE read of R1, and of R2 in zarrd's GPU store.
-  const std::string socket = "/tmp/zarrd-devbench-" + std::to_string(::getpid()) + ".sock";
-  const std::string config = "/tmp/zarrd-devbench-" + std::to_string(::getpid()) + ".json";
-  std::ofstream(config) << nlohmann::json{
-      {"stores",
-       {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
-        {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
-      {"listen", {"unix:" + socket}},
-      {"metrics_listen", ""},
-      {"log_level", "warn"}}.dump();
-  pid_t pid;
-  const char* zargv[] = {zarrd.c_str(), "--config", config.c_str(), nullptr};
-  if (posix_spawn(&pid, zarrd.c_str(), nullptr, nullptr, const_cast<char**>(zargv), environ)) {
-    std::fprintf(stderr, "device_read: cannot start %s\n", zarrd.c_str());
-    return 1;
-  }
-  auto c = client::Client::Connect("unix:" + socket, 30);
-  Check(c.status());
-  client::DeviceClient devices(**c);
+  BenchServer server(zarrd,
+                     {{"stores",
+                       {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
+                        {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}}});
+  client::Client* c = &server.client();
+  client::DeviceClient devices(*c);
   auto served = [&](const std::string& st, const std::string& path, double* seconds) {
     std::vector<double> times;
     for (int r = 0; r < repeat + 1; ++r) {  // the first maps the slab: warm-up
@@ -189,12 +171,11 @@ int Main(int argc, char** argv) {
   };
   double served_r1_s = 0, served_r2_s = 0;
   const bool served_r1_equal = served("bench", "r1", &served_r1_s);
-  Check((*c)->CreateArray("gmem", "r2", ToV3Json(*r2->metadata())).status());
-  Check((*c)->Set("gmem", "r2", {}, host, kTotal));
+  Check(c->CreateArray("gmem", "r2", ToV3Json(*r2->metadata())).status());
+  Check(c->Set("gmem", "r2", {}, host, kTotal));
   const bool served_r2_equal = served("gmem", "r2", &served_r2_s);
   const uint64_t opens = devices.handle_opens();
-  ::kill(pid, SIGTERM);
-  ::waitpid(pid, nullptr, 0);
+  server.Stop();
 
   // (c) the peer.
   const double peer_s = TensorstoreCupy(

@@ -25,6 +25,16 @@ def open_array(name, **extra):
                     **extra}).result()
 
 
+def fresh_like_r1(name):
+    """An empty array with R1's metadata at DIR/name (replacing what is there)."""
+    meta = json.loads((root / "r1" / "zarr.json").read_text())
+    target = root / name
+    shutil.rmtree(target, ignore_errors=True)
+    keys = ("shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs")
+    return ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(target)},
+                    "metadata": {k: meta[k] for k in keys}}, create=True).result()
+
+
 def best(f, repeat=args.repeat):
     times = []
     for _ in range(repeat):
@@ -61,37 +71,13 @@ try:
         out[f"{name}_gpu_s"] = best(read_upload)
     # Full write from the GPU: CuPy download, then a tensorstore write.
     device = cp.asarray(host)
-    meta = json.loads((root / "r1" / "zarr.json").read_text())
-
-    def download_write():
-        target = root / "peer_write_gpu"
-        shutil.rmtree(target, ignore_errors=True)
-        w = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(target)},
-                     "metadata": {k: meta[k] for k in ("shape", "data_type", "chunk_grid",
-                                                       "chunk_key_encoding", "fill_value", "codecs")}},
-                    create=True).result()
-        w.write(cp.asnumpy(device)).result()
-
-    out["gpu_write_s"] = best(download_write)
+    out["gpu_write_s"] = best(lambda: fresh_like_r1("peer_write_gpu").write(cp.asnumpy(device)).result())
     del device
 except ImportError as e:
     out["gpu_error"] = str(e)
 
 # Full write from the host.
-meta = json.loads((root / "r1" / "zarr.json").read_text())
-
-
-def write_host():
-    target = root / "peer_write"
-    shutil.rmtree(target, ignore_errors=True)
-    w = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(target)},
-                 "metadata": {k: meta[k] for k in ("shape", "data_type", "chunk_grid",
-                                                   "chunk_key_encoding", "fill_value", "codecs")}},
-                create=True).result()
-    w.write(host).result()
-
-
-out["r1_host_write_s"] = best(write_host)
+out["r1_host_write_s"] = best(lambda: fresh_like_r1("peer_write").write(host).result())
 shutil.rmtree(root / "peer_write", ignore_errors=True)
 shutil.rmtree(root / "peer_write_gpu", ignore_errors=True)
 

@@ -5,7 +5,6 @@
 //
 // Starts its own zarrd (fork + exec) on a Unix socket serving DIR. Prints, per transport, GB/s
 // and the ratio to its target, and p50/p99 of a 4 KiB uncompressed read beside an empty call.
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,11 +16,10 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/bench_server.h"
 #include "bench/reference_array.h"
 #include "client/client.h"
 #include "client/piece_reader.h"
-
-extern char** environ;
 
 namespace zarrd::bench {
 namespace {
@@ -59,12 +57,7 @@ int Main(int argc, char** argv) {
     if (k == "--repeat") args.repeat = std::stoi(argv[i + 1]);
     if (k == "--stream-threads") args.stream_threads = std::stoi(argv[i + 1]);
   }
-  if (args.zarrd.empty()) {
-    auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
-    for (auto candidate : {self / "zarrd", self / ".." / "server" / "zarrd"}) {
-      if (std::filesystem::exists(candidate)) args.zarrd = candidate.string();
-    }
-  }
+  if (args.zarrd.empty()) args.zarrd = FindZarrd();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
   auto store = *OpenLocalStore(args.dir);
@@ -95,23 +88,13 @@ int Main(int argc, char** argv) {
     if (!small.ok() || !(*small)->Write({}, v.data(), v.size() * 4).ok()) return 1;
   }
 
-  const std::string socket = "/tmp/zarrd-bench-" + std::to_string(::getpid()) + ".sock";
-  const std::string config = "/tmp/zarrd-bench-" + std::to_string(::getpid()) + ".json";
-  std::ofstream(config) << nlohmann::json{
-      {"stores", {{{"name", "bench"}, {"root", std::filesystem::absolute(args.dir).string()}}}},
-      {"listen", {"unix:" + socket}},
-      {"metrics_listen", ""},
-      {"stream_piece_bytes", args.piece},
-      {"stream_decode_threads", args.stream_threads},
-      {"log_level", "warn"}}.dump();
-  pid_t pid;
-  const char* zargv[] = {args.zarrd.c_str(), "--config", config.c_str(), nullptr};
-  if (posix_spawn(&pid, args.zarrd.c_str(), nullptr, nullptr, const_cast<char**>(zargv), environ) !=
-      0) {
-    std::fprintf(stderr, "cannot start %s\n", args.zarrd.c_str());
-    return 1;
-  }
-  const std::string address = "unix:" + socket;
+  BenchServer server(
+      args.zarrd,
+      {{"stores", {{{"name", "bench"}, {"root", std::filesystem::absolute(args.dir).string()}}}},
+       {"stream_piece_bytes", args.piece},
+       {"stream_decode_threads", args.stream_threads}});
+  const std::string& address = server.address();
+  const pid_t pid = server.pid();
   // Two client settings: gRPC's defaults (16 KiB frames, a window that BDP probing grows), and
   // the client's own (4 MiB frames, 64 MiB window); the client receives, so its settings bound
   // the server's frames and flow control.
@@ -126,7 +109,6 @@ int Main(int argc, char** argv) {
       auto c = client::Client::Connect(address, 20, {}, setting.second);
       if (!c.ok()) {
         std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
-        ::kill(pid, SIGTERM);
         return 1;
       }
       (*c)->set_read_streams(1);           // the bench bands itself, stream count by stream count
@@ -226,7 +208,6 @@ int Main(int argc, char** argv) {
   auto region = clients[0]->CreateHostRegion(total);
   if (!region.ok()) {
     std::fprintf(stderr, "%s\n", region.status().ToString().c_str());
-    ::kill(pid, SIGTERM);
     return 1;
   }
   std::memset((*region)->data(), 0, total);
@@ -265,10 +246,7 @@ int Main(int argc, char** argv) {
   auto [e50, e99] = Percentiles(empty_us);
   region->reset();
   client_sets.clear();
-  ::kill(pid, SIGTERM);
-  int wstatus = 0;
-  ::waitpid(pid, &wstatus, 0);
-  std::filesystem::remove(config);
+  const int wstatus = server.Stop();
 
   const double limit = std::min(engine, bare_best.rate);
   std::printf(

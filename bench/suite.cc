@@ -4,8 +4,6 @@
 //
 //   suite --dir DIR --peers PEERS.json [--repeat R] [--zarrd PATH]
 #include <cuda_runtime.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,12 +14,11 @@
 #include <random>
 #include <thread>
 
+#include "bench/bench_server.h"
 #include "bench/reference_array.h"
 #include "client/device_client.h"
 #include "client/piece_reader.h"
 #include "common/cuda/cuda_status.h"
-
-extern char** environ;
 
 namespace zarrd::bench {
 namespace {
@@ -62,41 +59,12 @@ uint64_t ProcStatusKiB(pid_t pid, const char* field) {
   return 0;
 }
 
-// A zarrd of its own, on a Unix socket, serving DIR as "bench" and a GPU store "gmem".
-class Server {
- public:
-  Server(const std::string& zarrd, const std::string& dir) {
-    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(count_++);
-    socket_ = "/tmp/zarrd-suite-" + tag + ".sock";
-    config_ = "/tmp/zarrd-suite-" + tag + ".json";
-    std::ofstream(config_) << nlohmann::json{
-        {"stores",
-         {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
-          {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
-        {"listen", {"unix:" + socket_}},
-        {"metrics_listen", ""},
-        {"log_level", "warn"}}.dump();
-    const char* argv[] = {zarrd.c_str(), "--config", config_.c_str(), nullptr};
-    if (posix_spawn(&pid_, zarrd.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ)) {
-      std::fprintf(stderr, "suite: cannot start %s\n", zarrd.c_str());
-      std::exit(1);
-    }
-    client = Must(client::Client::Connect("unix:" + socket_, 60), "connect");
-  }
-  ~Server() {
-    client.reset();
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    std::filesystem::remove(config_);
-  }
-  pid_t pid() const { return pid_; }
-  std::unique_ptr<client::Client> client;
-
- private:
-  static inline int count_ = 0;
-  std::string socket_, config_;
-  pid_t pid_ = 0;
-};
+// A zarrd serving DIR as "bench" and a GPU store "gmem".
+nlohmann::json SuiteConfig(const std::string& dir) {
+  return {{"stores",
+           {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
+            {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}}};
+}
 
 struct Row {
   std::string work, zarrd, peer, limit, ratios;
@@ -118,12 +86,7 @@ int Main(int argc, char** argv) {
     if (k == "--zarrd") zarrd = argv[i + 1];
     if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
   }
-  if (zarrd.empty()) {
-    const auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
-    for (auto candidate : {self / "zarrd", self / ".." / "server" / "zarrd"}) {
-      if (std::filesystem::exists(candidate)) zarrd = candidate.string();
-    }
-  }
+  if (zarrd.empty()) zarrd = FindZarrd();
   nlohmann::json peers = nlohmann::json::object();
   if (!peers_path.empty()) peers = nlohmann::json::parse(std::ifstream(peers_path));
   auto peer = [&](const char* key) { return peers.value(key, 0.0); };
@@ -195,9 +158,9 @@ int Main(int argc, char** argv) {
   };
   {
     // Server peak memory during a full host read of R1 (bytes transport), on a fresh zarrd.
-    Server fresh(zarrd, dir);
+    BenchServer fresh(zarrd, SuiteConfig(dir));
     const uint64_t idle_kib = ProcStatusKiB(fresh.pid(), "VmRSS:");
-    Must(fresh.client->Get("bench", "r1", {}, check.data(), kTotal), "bytes read");
+    Must(fresh.client().Get("bench", "r1", {}, check.data(), kTotal), "bytes read");
     const uint64_t peak_kib = ProcStatusKiB(fresh.pid(), "VmHWM:");
     std::printf("server memory: idle %.0f MiB, peak during a full bytes read of R1 %.0f MiB\n",
                 idle_kib / 1024.0, peak_kib / 1024.0);
@@ -206,8 +169,8 @@ int Main(int argc, char** argv) {
                     (peak_kib - idle_kib) / 1024.0 <= 256 ? "met" : "NOT met"});
   }
 
-  Server server(zarrd, dir);
-  auto& c = *server.client;
+  BenchServer server(zarrd, SuiteConfig(dir));
+  auto& c = server.client();
   client::DeviceClient devices(c);
 
   // Full read of R1 to the host: shared memory, and bytes (Client::Get: 4 banded streams).
