@@ -24,7 +24,7 @@ class BytesCodec : public ArrayToBytesCodec {
       return DataLoss("bytes codec: chunk holds " + std::to_string(in.size()) +
                       " bytes, its shape needs " + std::to_string(spec.num_bytes()));
     }
-    std::memcpy(out, in.data(), in.size());
+    if (!in.empty()) std::memcpy(out, in.data(), in.size());  // null when empty
     if (endian_ == Endian::kBig) {
       ByteSwap(out, in.size() / SwapUnit(spec.dtype), SwapUnit(spec.dtype));
     }

@@ -17,8 +17,10 @@ class Bz2Codec : public BytesToBytesCodec {
   Status Encode(ByteView in, Bytes* out) const override {
     unsigned int size = static_cast<unsigned int>(in.size() + in.size() / 100 + 600);
     out->resize(size);
-    int rc = BZ2_bzBuffToBuffCompress(reinterpret_cast<char*>(out->data()), &size,
-                                      const_cast<char*>(reinterpret_cast<const char*>(in.data())),
+    static char nothing = 0;  // libbz2 refuses a null source, even of length 0
+    char* source =
+        in.empty() ? &nothing : const_cast<char*>(reinterpret_cast<const char*>(in.data()));
+    int rc = BZ2_bzBuffToBuffCompress(reinterpret_cast<char*>(out->data()), &size, source,
                                       static_cast<unsigned int>(in.size()), level_, 0, 0);
     if (rc != BZ_OK) return Internal("bz2 compress failed (" + std::to_string(rc) + ")");
     out->resize(size);

@@ -24,7 +24,7 @@ Status BytesToBytesCodec::DecodeInto(ByteView in, MutableByteView out) const {
     return DataLoss("decoded " + std::to_string(decoded.size()) + " bytes, expected " +
                     std::to_string(out.size()));
   }
-  std::memcpy(out.data(), decoded.data(), out.size());
+  if (!out.empty()) std::memcpy(out.data(), decoded.data(), out.size());  // null when empty
   return OkStatus();
 }
 
