@@ -209,15 +209,8 @@ Status Client::Get(const std::string& store, const std::string& path,
     return InvalidArgument("the result of " + store + ":" + path + " has " +
                            std::to_string(nbytes) + " bytes, the buffer " + std::to_string(size));
   };
-  if (size <= info_.max_unary_result_bytes()) {
-    grpc::ClientContext ctx;
-    pb::GetItemResponse resp;
-    ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
-    if (resp.data().size() != size) return mismatch(resp.data().size());
-    std::memcpy(out, resp.data().data(), size);
-    if (descriptor) *descriptor = resp.array();
-    return OkStatus();
-  }
+  // Over the Unix socket, results past 64 KiB are decoded by the server into reused shared
+  // memory: one copy here instead of protobuf bytes through the socket.
   constexpr size_t kScratchMin = 64 << 10, kScratchMax = 64 << 20;
   if (use_shared_memory_ && prototype != pb::PROTOTYPE_DEVICE && size > kScratchMin &&
       size <= kScratchMax) {
@@ -230,6 +223,15 @@ Status Client::Get(const std::string& store, const std::string& path,
     }
     // The server cannot map this process's shared memory (another host or /dev/shm): bytes.
     use_shared_memory_ = false;
+  }
+  if (size <= info_.max_unary_result_bytes()) {
+    grpc::ClientContext ctx;
+    pb::GetItemResponse resp;
+    ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
+    if (resp.data().size() != size) return mismatch(resp.data().size());
+    std::memcpy(out, resp.data().data(), size);
+    if (descriptor) *descriptor = resp.array();
+    return OkStatus();
   }
   const size_t streams = prototype == pb::PROTOTYPE_DEVICE ? 1 : BandCount(size);
   if (streams > 1) {

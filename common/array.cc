@@ -312,17 +312,27 @@ Status Array::Write(const Selection& selection, const void* in, size_t in_size,
   auto m = metadata();
   auto sel = ResolveSelection(selection, m->shape);
   if (!sel.ok()) return sel.status().WithContext("array " + Quoted(path_));
+  HostSource source(static_cast<const uint8_t*>(in), in_size, ItemSize(m->dtype));
+  return WriteFromSource(*sel, source, options);
+}
+
+Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
+                              const IoOptions& options) {
+  auto m = metadata();
+  if (sel.dims.size() != m->rank()) {
+    return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
+  }
   const size_t es = ItemSize(m->dtype);
-  const size_t need = static_cast<size_t>(sel->num_elements()) * es;
-  if (in_size != need) {
-    return InvalidArgument("array " + Quoted(path_) + ": input holds " + std::to_string(in_size) +
-                           " bytes, the selection needs " + std::to_string(need));
+  const size_t need = static_cast<size_t>(sel.num_elements()) * es;
+  if (source.nbytes() != need) {
+    return InvalidArgument("array " + Quoted(path_) + ": input holds " +
+                           std::to_string(source.nbytes()) + " bytes, the selection needs " +
+                           std::to_string(need));
   }
   if (need == 0) return OkStatus();
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   const ChunkSpec spec = m->chunk_spec();
-  ChunkSelection chunks(*sel, m->chunk_shape, es);
-  const uint8_t* src = static_cast<const uint8_t*>(in);
+  ChunkSelection chunks(sel, m->chunk_shape, es);
   return pool.ParallelFor(
       chunks.num_chunks(),
       [&](size_t n) -> Status {
@@ -345,8 +355,7 @@ Status Array::Write(const Selection& selection, const void* in, size_t in_size,
                         es);
           }
         }
-        StridedCopy(src + p.result_offset, p.result_strides.data(), chunk.data() + p.chunk_offset,
-                    p.chunk_strides.data(), p.counts.data(), rank, es);
+        ZARRD_RETURN_IF_ERROR(Context(source.Gather(p, chunk.data()), key));
         if (AllEqual(chunk.data(), chunk.size() / es, m->fill_value.data(), es)) {
           return Context(store_->Delete(key), key);
         }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/chunk_sink.h"
+#include "common/chunk_source.h"
 #include "common/metadata.h"
 #include "common/selection.h"
 #include "common/store.h"
@@ -45,6 +46,10 @@ class Array {
   // Writes `in` (laid out as Read's result) into the selection.
   Status Write(const Selection& selection, const void* in, size_t in_size,
                const IoOptions& options = {});
+  // Writes what `source` gives for each chunk of an already resolved selection (e.g. input in
+  // GPU memory).
+  Status WriteFromSource(const ResolvedSelection& selection, ChunkSource& source,
+                         const IoOptions& options = {});
   // Changes the shape; chunks wholly outside the new shape are deleted and the kept edge
   // chunks have their cut-off part reset to the fill value, as zarr-python does.
   Status Resize(const std::vector<int64_t>& shape, const IoOptions& options = {});

@@ -119,14 +119,23 @@ Status CodecChain::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) 
     current.shape = array_codecs_[i]->EncodedShape(current.shape);
     data = next.data();
   }
-  Bytes encoded;
-  ZARRD_RETURN_IF_ERROR(array_to_bytes_->Encode(current, data, &encoded));
-  for (const auto& codec : bytes_codecs_) {
-    Bytes next;
-    ZARRD_RETURN_IF_ERROR(codec->Encode(encoded, &next));
-    encoded = std::move(next);
+  // The last codec writes into `out` (whose capacity the caller reuses); an identity
+  // array-to-bytes step (bytes, native order) is a view, not a copy.
+  ByteView encoded(data, current.num_bytes());
+  Bytes stage[2];
+  if (!array_to_bytes_->IsIdentity(current)) {
+    Bytes* target = bytes_codecs_.empty() ? out : &stage[0];
+    ZARRD_RETURN_IF_ERROR(array_to_bytes_->Encode(current, data, target));
+    encoded = *target;
+  } else if (bytes_codecs_.empty()) {
+    out->assign(encoded.begin(), encoded.end());
+    return OkStatus();
   }
-  *out = std::move(encoded);
+  for (size_t i = 0; i < bytes_codecs_.size(); ++i) {
+    Bytes* target = i + 1 == bytes_codecs_.size() ? out : &stage[(i + 1) % 2];
+    ZARRD_RETURN_IF_ERROR(bytes_codecs_[i]->Encode(encoded, target));
+    encoded = *target;
+  }
   return OkStatus();
 }
 

@@ -121,6 +121,7 @@ Status ShardingCodec::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* ou
   std::vector<uint64_t> entries;
   const uint64_t base = location_ == IndexLocation::kStart ? index_size_ : 0;
   Status status;
+  Bytes encoded;
   ForEachInner(grid_, inner_shape_, [&](size_t, const std::vector<int64_t>& origin) {
     if (!status.ok()) return;
     StridedCopy(in + Offset(origin, shard_strides), shard_strides.data(), inner.data(),
@@ -130,7 +131,6 @@ Status ShardingCodec::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* ou
       entries.push_back(ShardIndex::kEmpty);
       return;
     }
-    Bytes encoded;
     status = inner_->Encode(inner_spec, inner.data(), &encoded);
     entries.push_back(base + data.size());
     entries.push_back(encoded.size());

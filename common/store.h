@@ -1,8 +1,10 @@
 // Key-value stores that hold Zarr metadata documents and chunks.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,38 +77,56 @@ Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& 
 
 namespace internal {
 
-// The values of an in-memory store (host or GPU), by key, behind a reader-writer lock. Values
-// are shared pointers, so a reader keeps the one it found while a writer replaces it.
+// The values of an in-memory store (host or GPU), by key, in shards each behind a
+// reader-writer lock (a parallel read looks up every chunk at once; one lock would be the
+// contended line). Values are shared pointers, so a reader keeps the one it found while a writer
+// replaces it.
 template <typename Value>
 class KeyedValues {
  public:
   std::shared_ptr<const Value> Find(const std::string& key) const {
-    std::shared_lock lock(mutex_);
-    auto it = values_.find(key);
-    return it == values_.end() ? nullptr : it->second;
+    const Shard& shard = ShardOf(key);
+    std::shared_lock lock(shard.mutex);
+    auto it = shard.values.find(key);
+    return it == shard.values.end() ? nullptr : it->second;
   }
   void Put(const std::string& key, std::shared_ptr<const Value> value) {
-    std::unique_lock lock(mutex_);
-    values_[key] = std::move(value);
+    Shard& shard = ShardOf(key);
+    std::unique_lock lock(shard.mutex);
+    shard.values[key] = std::move(value);
   }
   void Erase(const std::string& key) {
-    std::unique_lock lock(mutex_);
-    values_.erase(key);
+    Shard& shard = ShardOf(key);
+    std::unique_lock lock(shard.mutex);
+    shard.values.erase(key);
   }
   // The keys that start with `prefix`, in order.
   std::vector<std::string> Keys(const std::string& prefix) const {
-    std::shared_lock lock(mutex_);
     std::vector<std::string> keys;
-    for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      keys.push_back(it->first);
+    for (const Shard& shard : shards_) {
+      std::shared_lock lock(shard.mutex);
+      for (auto it = shard.values.lower_bound(prefix); it != shard.values.end(); ++it) {
+        if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+        keys.push_back(it->first);
+      }
     }
+    std::sort(keys.begin(), keys.end());
     return keys;
   }
 
  private:
-  mutable std::shared_mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Value>> values_;
+  static constexpr size_t kShards = 64;
+  struct alignas(64) Shard {
+    mutable std::shared_mutex mutex;
+    std::map<std::string, std::shared_ptr<const Value>> values;
+  };
+  Shard& ShardOf(const std::string& key) {
+    return shards_[std::hash<std::string>{}(key) % kShards];
+  }
+  const Shard& ShardOf(const std::string& key) const {
+    return shards_[std::hash<std::string>{}(key) % kShards];
+  }
+  std::array<Shard, kShards> shards_;
 };
 
 }  // namespace internal

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -113,6 +114,34 @@ TEST(LocalStore, WritesAreAtomicAndLeaveNoTempFiles) {
   // A temp file left by a crash is not a key.
   { std::ofstream(dir.path() + "/k.zarrd-tmp-1-1") << "torn"; }
   EXPECT_EQ(*store->List(""), (std::vector<std::string>{"k"}));
+}
+
+// Without fsync, a value replaces an existing file by exchanging names and unlinking the old.
+TEST(LocalStore, ReplacingValuesKeepsOneFileAndRefusesToReplaceADirectory) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store->Set("a/k", Bytes(1000 + i, static_cast<uint8_t>(i))).ok());
+    Bytes got;
+    ASSERT_TRUE(*store->Get("a/k", &got));
+    EXPECT_EQ(got, Bytes(1000 + i, static_cast<uint8_t>(i)));
+  }
+  std::vector<std::string> names;
+  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/a")) {
+    names.push_back(e.path().filename());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"k"}));
+  std::filesystem::create_directories(dir.path() + "/a/d/inner");
+  Status s = store->Set("a/d", B("value"));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("a/d"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() + "/a/d/inner"));
+  names.clear();
+  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/a")) {
+    names.push_back(e.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"d", "k"}));
 }
 
 TEST(LocalStore, StaleTemporariesOfDeadProcessesAreRemoved) {

@@ -28,8 +28,10 @@ class DeviceBackend {
   virtual Status Read(const Array& array, const ResolvedSelection& selection,
                       const pb::GetItemRequest& req, const IoOptions& io,
                       pb::GetItemResponse* resp) = 0;
-  // The input of a SetItem that names GPU memory (a device region or a lease), on the host.
-  virtual Result<Bytes> CopyInput(const pb::SetItemRequest& req) = 0;
+  // Writes the input of a SetItem that names GPU memory (a device region or a lease) into
+  // `selection` of `array`; returns the bytes written.
+  virtual Result<uint64_t> Write(Array& array, const ResolvedSelection& selection,
+                                 const pb::SetItemRequest& req, const IoOptions& io) = 0;
   virtual Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest& req) = 0;
   // Returns once requests in flight on the region have finished.
   virtual Status UnregisterRegion(const std::string& id) = 0;

@@ -10,6 +10,7 @@
 #include "common/cuda/device_info.h"
 #include "common/cuda/device_pool.h"
 #include "common/cuda/device_sink.h"
+#include "common/cuda/device_source.h"
 #include "common/cuda/ipc.h"
 #include "common/cuda/staging.h"
 #include "common/cuda/store_gpu.h"
@@ -151,17 +152,17 @@ class CudaDeviceBackend final : public DeviceBackend {
     return OkStatus();
   }
 
-  Result<Bytes> CopyInput(const pb::SetItemRequest& req) override {
+  Result<uint64_t> Write(Array& array, const ResolvedSelection& selection,
+                         const pb::SetItemRequest& req, const IoOptions& io) override {
     const uint8_t* src = nullptr;
     uint64_t nbytes = 0;
-    int ordinal = 0;
+    Device* device = nullptr;
     std::shared_ptr<const void> hold;
     if (req.lease_id() != 0) {
       ZARRD_ASSIGN_OR_RETURN(Lease lease, leases_.Find(req.lease_id()));
-      ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(lease.device));
+      ZARRD_ASSIGN_OR_RETURN(device, FindDevice(lease.device));
       src = lease.data;
       nbytes = lease.nbytes;
-      ordinal = device->info.ordinal;
       hold = lease.memory;
     } else {
       const auto& target = req.device_region();
@@ -169,14 +170,12 @@ class CudaDeviceBackend final : public DeviceBackend {
       ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), target.nbytes()));
       src = region->data() + target.offset();
       nbytes = target.nbytes();
-      ordinal = region->device->info.ordinal;
+      device = region->device;
       hold = region;
     }
-    ZARRD_RETURN_IF_ERROR(cu::UseDevice(ordinal));
-    Bytes host(nbytes);
-    ZARRD_RETURN_IF_ERROR(cu::CudaStatus(
-        cudaMemcpy(host.data(), src, nbytes, cudaMemcpyDeviceToHost), "input copy from the GPU"));
-    return host;
+    cu::DeviceSource source(*device->staging, src, nbytes, ItemSize(array.metadata()->dtype));
+    ZARRD_RETURN_IF_ERROR(array.WriteFromSource(selection, source, io));
+    return nbytes;
   }
 
   Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest& req) override {

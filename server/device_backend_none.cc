@@ -14,7 +14,8 @@ class NoDeviceBackend final : public DeviceBackend {
               const IoOptions&, pb::GetItemResponse*) override {
     return Refuse("DEVICE results for " + req.store() + ":" + req.path());
   }
-  Result<Bytes> CopyInput(const pb::SetItemRequest& req) override {
+  Result<uint64_t> Write(Array&, const ResolvedSelection&, const pb::SetItemRequest& req,
+                         const IoOptions&) override {
     return Refuse("input in GPU memory for " + req.store() + ":" + req.path());
   }
   Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest&) override {

@@ -173,6 +173,20 @@ Result<NamedStore*> ZarrdService::FindStore(const std::string& name, bool for_wr
   return &it->second;
 }
 
+Result<ResolvedSelection> ZarrdService::ResolveInput(const Array& array, const std::string& path,
+                                                     const Selection& selection) const {
+  auto resolved = ResolveSelection(selection, array.metadata()->shape);
+  if (!resolved.ok()) return resolved.status().WithContext("array '" + path + "'");
+  const uint64_t nbytes =
+      static_cast<uint64_t>(resolved->num_elements()) * ItemSize(array.metadata()->dtype);
+  if (nbytes > config_.max_request_bytes) {
+    return ResourceExhausted("array '" + path + "': input of " + std::to_string(nbytes) +
+                             " bytes exceeds max_request_bytes " +
+                             std::to_string(config_.max_request_bytes));
+  }
+  return resolved;
+}
+
 Result<std::shared_ptr<Array>> ZarrdService::OpenArray(const std::string& store,
                                                        const std::string& path) {
   {
@@ -433,34 +447,28 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
-        const Selection sel = FromWire(req->selection());
-        auto resolved = ResolveSelection(sel, array->metadata()->shape);
-        if (!resolved.ok()) return resolved.status().WithContext("array '" + req->path() + "'");
-        const uint64_t nbytes =
-            static_cast<uint64_t>(resolved->num_elements()) * ItemSize(array->metadata()->dtype);
-        if (nbytes > config_.max_request_bytes) {
-          return ResourceExhausted("array '" + req->path() + "': input of " +
-                                   std::to_string(nbytes) + " bytes exceeds max_request_bytes " +
-                                   std::to_string(config_.max_request_bytes));
-        }
+        ZARRD_ASSIGN_OR_RETURN(auto sel,
+                               ResolveInput(*array, req->path(), FromWire(req->selection())));
         if (req->lease_id() != 0 || req->has_device_region()) {
-          ZARRD_ASSIGN_OR_RETURN(Bytes input, devices_->CopyInput(*req));
-          ZARRD_RETURN_IF_ERROR(array->Write(sel, input.data(), input.size(), io));
-          resp->set_nbytes_written(input.size());
-          metrics_->BytesWritten("device", input.size());
+          ZARRD_ASSIGN_OR_RETURN(uint64_t written, devices_->Write(*array, sel, *req, io));
+          resp->set_nbytes_written(written);
+          metrics_->BytesWritten("device", written);
           return OkStatus();
         }
         if (req->has_host_region()) {
           ZARRD_ASSIGN_OR_RETURN(auto region, host_regions_.Find(req->host_region().region_id()));
           ZARRD_ASSIGN_OR_RETURN(
               auto view, region->Slice(req->host_region().offset(), req->host_region().nbytes()));
-          ZARRD_RETURN_IF_ERROR(array->Write(sel, view.data(), view.size(), io));
+          HostSource source(view.data(), view.size(), ItemSize(array->metadata()->dtype));
+          ZARRD_RETURN_IF_ERROR(array->WriteFromSource(sel, source, io));
           resp->set_nbytes_written(view.size());
           metrics_->BytesWritten("host_region", view.size());
           return OkStatus();
         }
         if (req->offset() != 0) return InvalidArgument("offset: only SetItemStream takes pieces");
-        ZARRD_RETURN_IF_ERROR(array->Write(sel, req->data().data(), req->data().size(), io));
+        HostSource source(reinterpret_cast<const uint8_t*>(req->data().data()), req->data().size(),
+                          ItemSize(array->metadata()->dtype));
+        ZARRD_RETURN_IF_ERROR(array->WriteFromSource(sel, source, io));
         resp->set_nbytes_written(req->data().size());
         metrics_->BytesWritten("bytes", req->data().size());
         return OkStatus();

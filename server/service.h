@@ -91,6 +91,10 @@ class ZarrdService final
   // Shared by the handlers (public for the stream reactors in service_stream.cc).
   Result<std::shared_ptr<Array>> OpenArray(const std::string& store, const std::string& path);
   Result<NamedStore*> FindStore(const std::string& name, bool for_write);
+  // A write's selection of `array` (at `path`), resolved; RESOURCE_EXHAUSTED when its input
+  // would exceed max_request_bytes.
+  Result<ResolvedSelection> ResolveInput(const Array& array, const std::string& path,
+                                         const Selection& selection) const;
   // The request's prototype, else the array's override, else HOST for arrays of rank 0 or 1
   // (coordinates), else the server's default.
   Result<PrototypeKind> ResolvePrototype(const pb::GetItemRequest& req, size_t rank) const;

@@ -269,17 +269,10 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
       path_ = msg_.path();
       ZARRD_RETURN_IF_ERROR(service_->FindStore(store_, true));
       ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
-      selection_ = FromWire(msg_.selection());
-      auto sel = ResolveSelection(selection_, array_->metadata()->shape);
-      if (!sel.ok()) return sel.status().WithContext("array '" + path_ + "'");
-      const uint64_t nbytes =
-          static_cast<uint64_t>(sel->num_elements()) * ItemSize(array_->metadata()->dtype);
-      if (nbytes > service_->config().max_request_bytes) {
-        return ResourceExhausted("input of " + std::to_string(nbytes) +
-                                 " bytes exceeds max_request_bytes " +
-                                 std::to_string(service_->config().max_request_bytes));
-      }
-      data_.resize(nbytes);
+      ZARRD_ASSIGN_OR_RETURN(selection_,
+                             service_->ResolveInput(*array_, path_, FromWire(msg_.selection())));
+      data_.resize(static_cast<size_t>(selection_.num_elements()) *
+                   ItemSize(array_->metadata()->dtype));
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();
@@ -301,7 +294,8 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
                              std::to_string(data_.size()) + "; nothing was written");
     }
     IoOptions io{.pool = nullptr, .cancelled = &cancelled_};
-    ZARRD_RETURN_IF_ERROR(array_->Write(selection_, data_.data(), data_.size(), io));
+    HostSource source(data_.data(), data_.size(), ItemSize(array_->metadata()->dtype));
+    ZARRD_RETURN_IF_ERROR(array_->WriteFromSource(selection_, source, io));
     resp_->set_nbytes_written(data_.size());
     return OkStatus();
   }
@@ -312,7 +306,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   Status status_;
   std::string store_, path_;
   std::shared_ptr<Array> array_;
-  Selection selection_;
+  ResolvedSelection selection_;
   std::vector<uint8_t> data_;
   uint64_t received_ = 0;
   std::atomic<bool> cancelled_{false};

@@ -102,26 +102,43 @@ __host__ __device__ inline Tiling TilingOf(const StridedCopyDesc& d) {
   return t;
 }
 
+// The loop reads the descriptor's hot fields from registers: stores through `dst` could alias
+// the descriptor as far as the compiler knows, which would reload them after every store.
 __device__ void RunDesc(const StridedCopyDesc& d) {
   const Tiling t = TilingOf(d);
-  const int last = d.rank - 1;
+  const int rank = d.rank;
+  const int last = rank - 1;
   const int lane = threadIdx.x % 32;
   const int64_t total = t.rows * t.tiles_per_row;
+  const int64_t tiles_per_row = t.tiles_per_row, tile = t.tile, row_count = d.counts[last];
+  const int64_t ss = d.src_strides[last], ds = d.dst_strides[last];
+  const int64_t ss0 = rank == 2 ? d.src_strides[0] : 0, ds0 = rank == 2 ? d.dst_strides[0] : 0;
+  const uint8_t* const src_base = d.src;
+  uint8_t* const dst_base = d.dst;
+  const int elem_size = d.elem_size;
+  const bool bytes = t.bytes;
   for (int64_t w = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32; w < total;
        w += int64_t{gridDim.x} * kWarps) {
-    const int64_t row = w / t.tiles_per_row;
-    const int64_t first = (w % t.tiles_per_row) * t.tile;
-    const int64_t n = min(t.tile, d.counts[last] - first);
+    int64_t row = w, first = 0;
+    if (tiles_per_row > 1) {
+      row = w / tiles_per_row;
+      first = (w - row * tiles_per_row) * tile;
+    }
+    const int64_t n = min(tile, row_count - first);
     int64_t so, to;
-    RowOffsets(d, row, &so, &to);
-    const uint8_t* src = d.src ? d.src + so + first * d.src_strides[last] : nullptr;
-    uint8_t* dst = d.dst + to + first * d.dst_strides[last];
-    if (t.bytes) {
-      CopyBytes(src, dst, n, d.fill, d.elem_size, lane);
+    if (rank <= 2) {
+      so = row * ss0;
+      to = row * ds0;
+    } else {
+      RowOffsets(d, row, &so, &to);
+    }
+    const uint8_t* src = src_base ? src_base + so + first * ss : nullptr;
+    uint8_t* dst = dst_base + to + first * ds;
+    if (bytes) {
+      CopyBytes(src, dst, n, d.fill, elem_size, lane);
       continue;
     }
-    const int64_t ss = d.src_strides[last], ds = d.dst_strides[last];
-    switch (d.elem_size) {
+    switch (elem_size) {
       case 1:
         CopyRow<uint8_t>(src, ss, dst, ds, n, d.fill, lane);
         break;
@@ -143,7 +160,19 @@ __device__ void RunDesc(const StridedCopyDesc& d) {
 
 __global__ void StridedCopyKernel(const StridedCopyDesc desc) { RunDesc(desc); }
 
-__global__ void StridedCopiesKernel(const StridedCopyDesc* descs) { RunDesc(descs[blockIdx.y]); }
+static_assert(sizeof(StridedCopyDesc) % 4 == 0 && sizeof(StridedCopyDesc) / 4 <= kThreads);
+
+// The block's descriptor is read from global memory once, into shared memory.
+__global__ void StridedCopiesKernel(const StridedCopyDesc* descs) {
+  __shared__ StridedCopyDesc desc;
+  constexpr unsigned kWords = sizeof(StridedCopyDesc) / 4;
+  if (threadIdx.x < kWords) {
+    reinterpret_cast<uint32_t*>(&desc)[threadIdx.x] =
+        reinterpret_cast<const uint32_t*>(descs + blockIdx.y)[threadIdx.x];
+  }
+  __syncthreads();
+  RunDesc(desc);
+}
 
 // About two tiles a warp.
 unsigned BlocksFor(const StridedCopyDesc& d) {
@@ -227,15 +256,15 @@ Status LaunchStridedCopy(const StridedCopyDesc& desc, cudaStream_t stream) {
   return CudaStatus(cudaGetLastError(), "strided copy kernel launch");
 }
 
-Status LaunchStridedCopies(const std::vector<StridedCopyDesc>& descs, uint8_t* pinned,
+Status LaunchStridedCopies(const StridedCopyDesc* descs, size_t count, uint8_t* pinned,
                            uint8_t* device_scratch, cudaStream_t stream) {
   size_t n = 0;
   unsigned blocks = 1;
   auto* staged = reinterpret_cast<StridedCopyDesc*>(pinned);
-  for (const auto& d : descs) {
-    if (d.rank == 0) continue;
-    staged[n++] = d;
-    blocks = std::max(blocks, BlocksFor(d));
+  for (size_t i = 0; i < count; ++i) {
+    if (descs[i].rank == 0) continue;
+    staged[n++] = descs[i];
+    blocks = std::max(blocks, BlocksFor(descs[i]));
   }
   if (n == 0) return OkStatus();
   ZARRD_RETURN_IF_ERROR(
@@ -244,8 +273,8 @@ Status LaunchStridedCopies(const std::vector<StridedCopyDesc>& descs, uint8_t* p
                  "copy descriptors upload"));
   auto* d = reinterpret_cast<const StridedCopyDesc*>(device_scratch);
   for (size_t first = 0; first < n; first += 65535) {
-    const unsigned count = static_cast<unsigned>(std::min<size_t>(65535, n - first));
-    StridedCopiesKernel<<<dim3(blocks, count), kThreads, 0, stream>>>(d + first);
+    const unsigned launched = static_cast<unsigned>(std::min<size_t>(65535, n - first));
+    StridedCopiesKernel<<<dim3(blocks, launched), kThreads, 0, stream>>>(d + first);
     ZARRD_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "strided copies kernel launch"));
   }
   return OkStatus();

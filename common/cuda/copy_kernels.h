@@ -37,9 +37,9 @@ Result<StridedCopyDesc> MakeFillDesc(uint8_t* dst, const int64_t* dst_strides,
 // One descriptor, passed by value.
 Status LaunchStridedCopy(const StridedCopyDesc& desc, cudaStream_t stream);
 // Many descriptors in one launch: they are written to `pinned` (host) and uploaded to
-// `device_scratch`, each at least descs.size() * sizeof(StridedCopyDesc) bytes and untouched
+// `device_scratch`, each at least count * sizeof(StridedCopyDesc) bytes and untouched
 // until the stream has run the launch.
-Status LaunchStridedCopies(const std::vector<StridedCopyDesc>& descs, uint8_t* pinned,
+Status LaunchStridedCopies(const StridedCopyDesc* descs, size_t count, uint8_t* pinned,
                            uint8_t* device_scratch, cudaStream_t stream);
 
 }  // namespace zarrd::cuda

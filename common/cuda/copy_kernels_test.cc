@@ -104,7 +104,7 @@ TEST(CopyKernels, RandomStridedCopiesMatchTheCpu) {
         uint8_t *pinned, *scratch;
         cudaMallocHost(&pinned, 2 * sizeof(StridedCopyDesc));
         cudaMalloc(&scratch, 2 * sizeof(StridedCopyDesc));
-        ASSERT_TRUE(LaunchStridedCopies({*desc}, pinned, scratch, nullptr).ok());
+        ASSERT_TRUE(LaunchStridedCopies(&*desc, 1, pinned, scratch, nullptr).ok());
         cudaDeviceSynchronize();
         cudaFreeHost(pinned);
         cudaFree(scratch);

@@ -1,13 +1,42 @@
 #include "common/cuda/device_sink.h"
 
+#include <algorithm>
+
 #include "common/cuda/cuda_status.h"
 
 namespace zarrd::cuda {
 
 void DeviceSink::Start(size_t num_chunks) {
+  num_chunks_ = num_chunks;
   deferred_.resize(num_chunks);
   keepalive_.resize(num_chunks);
   num_deferred_ = 0;
+  const size_t batches = (num_chunks + kBatch - 1) / kBatch;
+  batch_filled_ = std::make_unique<std::atomic<uint32_t>[]>(batches);
+  batch_launched_ = std::make_unique<std::atomic<bool>[]>(batches);
+  for (size_t b = 0; b < batches; ++b) {
+    batch_filled_[b] = 0;
+    batch_launched_[b] = false;
+  }
+}
+
+size_t DeviceSink::BatchSize(size_t b) const { return std::min(kBatch, num_chunks_ - b * kBatch); }
+
+void DeviceSink::LaunchBatch(size_t b) {
+  if (batch_launched_[b].exchange(true)) return;
+  const size_t first = b * kBatch;
+  const size_t count = std::min(BatchSize(b), num_deferred_.load() - first);
+  auto slot = staging_.Acquire(count * sizeof(StridedCopyDesc));
+  Status status = slot.status();
+  if (slot.ok()) {
+    status = LaunchStridedCopies(deferred_.data() + first, count, (*slot)->pinned, (*slot)->scratch,
+                                 (*slot)->stream);
+    Status released = staging_.Release(*slot, true);
+    if (status.ok()) status = released;
+  }
+  std::lock_guard lock(mutex_);
+  if (slot.ok()) used_.insert(*slot);
+  if (launch_status_.ok()) launch_status_ = status;
 }
 
 Result<ChunkSink::Buffer> DeviceSink::Begin(const Placement& p, size_t chunk_bytes) {
@@ -49,6 +78,10 @@ void DeviceSink::Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> 
   const size_t i = num_deferred_.fetch_add(1, std::memory_order_relaxed);
   deferred_[i] = desc;
   keepalive_[i] = std::move(keepalive);
+  const size_t b = i / kBatch;
+  if (batch_filled_[b].fetch_add(1, std::memory_order_acq_rel) + 1 == BatchSize(b)) {
+    LaunchBatch(b);
+  }
 }
 
 Status DeviceSink::Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) {
@@ -70,19 +103,10 @@ Status DeviceSink::CommitDevice(const Placement& p, const DeviceValue& value) {
 }
 
 Status DeviceSink::Finish() {
-  Status status;
-  deferred_.resize(num_deferred_);
-  if (!deferred_.empty()) {
-    auto slot = staging_.Acquire(deferred_.size() * sizeof(StridedCopyDesc));
-    if (!slot.ok()) {
-      status = slot.status();
-    } else {
-      status = LaunchStridedCopies(deferred_, (*slot)->pinned, (*slot)->scratch, (*slot)->stream);
-      used_.insert(*slot);
-      Status released = staging_.Release(*slot, true);
-      if (status.ok()) status = released;
-    }
-  }
+  // Batches that did not fill (chunks decoded on the host defer nothing) launch now.
+  const size_t deferred = num_deferred_.load();
+  for (size_t b = 0; b * kBatch < deferred; ++b) LaunchBatch(b);
+  Status status = launch_status_;
   for (StagingSlot* slot : used_) {
     Status s = CudaStatus(cudaEventSynchronize(slot->done), "device result");
     if (status.ok()) status = s;
@@ -90,6 +114,7 @@ Status DeviceSink::Finish() {
   used_.clear();
   deferred_.clear();
   keepalive_.clear();
+  launch_status_ = OkStatus();
   return status;
 }
 

@@ -34,17 +34,27 @@ class DeviceSink final : public ChunkSink {
 
  private:
   void Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> keepalive);
+  // Launches deferred_[b * kBatch, ...) once every one of its descriptors is written.
+  void LaunchBatch(size_t b);
+  size_t BatchSize(size_t b) const;
 
   StagingPool& staging_;
   uint8_t* out_;
   size_t elem_size_;
   std::mutex mutex_;
-  std::set<StagingSlot*> used_;  // slots with uploads of this result queued
-  // Fills and copies from GPU memory, one launch at Finish: at most one a chunk, so Start sizes
-  // them and chunks claim slots with an atomic counter (no lock on the hot path).
+  std::set<StagingSlot*> used_;  // slots with uploads or copies of this result queued
+  Status launch_status_;         // the first failed batch launch
+  // Fills and copies from GPU memory: at most one a chunk, so Start sizes them and chunks claim
+  // slots with an atomic counter (no lock on the hot path). They launch in batches as the
+  // batches fill, so the copies of a read from GPU memory run while later chunks are planned;
+  // Finish launches what is left.
+  static constexpr size_t kBatch = 64;
+  size_t num_chunks_ = 0;
   std::vector<StridedCopyDesc> deferred_;
   std::vector<std::shared_ptr<const void>> keepalive_;
   std::atomic<size_t> num_deferred_{0};
+  std::unique_ptr<std::atomic<uint32_t>[]> batch_filled_;
+  std::unique_ptr<std::atomic<bool>[]> batch_launched_;
 };
 
 }  // namespace zarrd::cuda
