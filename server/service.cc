@@ -82,6 +82,7 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
                           ? config_.stream_decode_threads
                           : std::max(1u, std::thread::hardware_concurrency() / 4)),
       stream_budget_(config_.stream_buffer_bytes),
+      band_buffers_(config_.stream_buffer_bytes),
       devices_(std::move(devices)),
       metrics_(std::move(metrics)) {
   metrics_->SetRefresh([this] {
@@ -119,6 +120,7 @@ void ZarrdService::TrimWhenIdle() {
   completed_at_last_tick_ = completed;
   if (!quiet_tick || completed == completed_at_trim_) return;
   completed_at_trim_ = completed;
+  band_buffers_.Clear();
   ::malloc_trim(0);
 }
 

@@ -14,6 +14,7 @@
 #include "common/store.h"
 #include "common/thread_pool.h"
 #include "proto/selection_wire.h"
+#include "server/buffer_cache.h"
 #include "server/byte_budget.h"
 #include "server/config.h"
 #include "server/device_backend.h"
@@ -102,6 +103,7 @@ class ZarrdService final
   ThreadPool& executor() { return executor_; }
   ThreadPool& stream_decoder() { return stream_decoder_; }
   ByteBudget& stream_budget() { return stream_budget_; }
+  BufferCache& band_buffers() { return band_buffers_; }
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
   void EndRequest() {
@@ -127,6 +129,7 @@ class ZarrdService final
   ThreadPool executor_;
   ThreadPool stream_decoder_;
   ByteBudget stream_budget_;
+  BufferCache band_buffers_;
   HostRegionRegistry host_regions_;
   std::unique_ptr<DeviceBackend> devices_;
   std::atomic<bool> draining_{false};

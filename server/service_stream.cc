@@ -195,12 +195,14 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         return Cancelled("client went away");
       }
       ++*bands_held_;
-      std::shared_ptr<uint8_t[]> buffer(new uint8_t[band_bytes],
-                                        [&budget, band_bytes, held = bands_held_](uint8_t* p) {
-                                          delete[] p;
-                                          --*held;
-                                          budget.Release(band_bytes);
-                                        });
+      BufferCache& cache = service_->band_buffers();
+      std::shared_ptr<uint8_t[]> buffer(
+          cache.Take(band_bytes).release(),
+          [&budget, &cache, band_bytes, held = bands_held_](uint8_t* p) {
+            cache.Give(std::unique_ptr<uint8_t[]>(p), band_bytes);
+            --*held;
+            budget.Release(band_bytes);
+          });
       ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
