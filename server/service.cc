@@ -121,7 +121,25 @@ void ZarrdService::TrimWhenIdle() {
   if (!quiet_tick || completed == completed_at_trim_) return;
   completed_at_trim_ = completed;
   band_buffers_.Clear();
+  {
+    std::lock_guard lock(stream_source_mutex_);
+    stream_source_.reset();
+    stream_source_bytes_ = 0;
+  }
   ::malloc_trim(0);
+}
+
+std::shared_ptr<uint8_t[]> ZarrdService::StreamBytesSource(uint64_t nbytes) {
+  std::lock_guard lock(stream_source_mutex_);
+  if (stream_source_bytes_ < nbytes) {
+    stream_source_.reset(new uint8_t[nbytes]);
+    for (uint64_t i = 0; i < nbytes; i += 4096) {  // every page touched, no two alike
+      std::memset(stream_source_.get() + i, static_cast<int>(i >> 12),
+                  std::min<uint64_t>(4096, nbytes - i));
+    }
+    stream_source_bytes_ = nbytes;
+  }
+  return stream_source_;
 }
 
 Status ZarrdService::CheckChunkLimit(const ArrayMetadata& m, const std::string& where) const {

@@ -33,10 +33,12 @@ struct NamedStore {
 
 grpc::Status ToGrpc(const Status& status);
 
-// GetItemStream is registered raw: its pieces are written as slices over the decoded bands,
-// with no copy into protobuf messages (the wire format is GetItemResponse all the same).
+// GetItemStream and StreamBytes are registered raw: their pieces are written as slices over the
+// decoded bands (or the diagnostic's buffer), with no copy into protobuf messages (the wire
+// format is GetItemResponse all the same).
 class ZarrdService final
-    : public pb::Zarrd::WithRawCallbackMethod_GetItemStream<pb::Zarrd::CallbackService> {
+    : public pb::Zarrd::WithRawCallbackMethod_GetItemStream<
+          pb::Zarrd::WithRawCallbackMethod_StreamBytes<pb::Zarrd::CallbackService>> {
  public:
   ZarrdService(ServerConfig config, std::map<std::string, NamedStore> stores, uint64_t epoch,
                std::unique_ptr<DeviceBackend> devices, std::unique_ptr<Metrics> metrics);
@@ -80,8 +82,8 @@ class ZarrdService final
   grpc::ServerUnaryReactor* UnregisterDeviceRegion(
       grpc::CallbackServerContext* ctx, const pb::UnregisterDeviceRegionRequest* req,
       pb::UnregisterDeviceRegionResponse* resp) override;
-  grpc::ServerWriteReactor<pb::GetItemResponse>* StreamBytes(
-      grpc::CallbackServerContext* ctx, const pb::StreamBytesRequest* req) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* StreamBytes(grpc::CallbackServerContext* ctx,
+                                                          const grpc::ByteBuffer* req) override;
   grpc::ServerUnaryReactor* RegisterHostRegion(grpc::CallbackServerContext* ctx,
                                                const pb::RegisterHostRegionRequest* req,
                                                pb::RegisterHostRegionResponse* resp) override;
@@ -104,6 +106,8 @@ class ZarrdService final
   ThreadPool& stream_decoder() { return stream_decoder_; }
   ByteBudget& stream_budget() { return stream_budget_; }
   BufferCache& band_buffers() { return band_buffers_; }
+  // StreamBytes' distinct source: at least `nbytes`, filled; dropped on an idle tick.
+  std::shared_ptr<uint8_t[]> StreamBytesSource(uint64_t nbytes);
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
   void EndRequest() {
@@ -130,6 +134,9 @@ class ZarrdService final
   ThreadPool stream_decoder_;
   ByteBudget stream_budget_;
   BufferCache band_buffers_;
+  std::mutex stream_source_mutex_;
+  std::shared_ptr<uint8_t[]> stream_source_;
+  uint64_t stream_source_bytes_ = 0;
   HostRegionRegistry host_regions_;
   std::unique_ptr<DeviceBackend> devices_;
   std::atomic<bool> draining_{false};

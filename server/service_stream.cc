@@ -315,13 +315,34 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   const Clock::time_point start_ = Clock::now();
 };
 
-// Writes the same prepared piece until `nbytes` are sent: the transport alone.
-class StreamBytesReactor : public grpc::ServerWriteReactor<pb::GetItemResponse> {
+// Writes `nbytes` in pieces, one write in flight as GetItemStream does: the transport alone.
+// The pieces are slices over one hot piece of zeros, or over consecutive parts of a buffer as
+// large as the stream (`distinct`).
+class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  StreamBytesReactor(ZarrdService* service, uint64_t nbytes, uint32_t piece)
-      : service_(service), remaining_(nbytes), piece_(piece) {
+  StreamBytesReactor(ZarrdService* service, const grpc::ByteBuffer* raw) : service_(service) {
     service_->BeginRequest();
-    msg_.mutable_data()->assign(std::min<uint64_t>(piece_, remaining_), '\0');
+    grpc::ByteBuffer copy(*raw);
+    pb::StreamBytesRequest req;
+    if (!grpc::SerializationTraits<pb::StreamBytesRequest>::Deserialize(&copy, &req).ok()) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "StreamBytes: bad request"));
+      return;
+    }
+    if (req.distinct() && req.nbytes() > service_->config().max_result_bytes) {
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "StreamBytes: distinct bytes over max_result_bytes"));
+      return;
+    }
+    remaining_ = req.nbytes();
+    piece_ = req.piece_bytes() ? std::min<uint32_t>(req.piece_bytes(), 64u << 20)
+                               : service_->config().stream_piece_bytes;
+    distinct_ = req.distinct();
+    const uint64_t source_bytes = distinct_ ? remaining_ : std::min<uint64_t>(piece_, remaining_);
+    if (distinct_) {
+      source_ = service_->StreamBytesSource(source_bytes);
+    } else {
+      source_.reset(new uint8_t[source_bytes]());
+    }
     Next();
   }
   void OnWriteDone(bool ok) override {
@@ -343,26 +364,25 @@ class StreamBytesReactor : public grpc::ServerWriteReactor<pb::GetItemResponse> 
       return;
     }
     const uint64_t n = std::min<uint64_t>(piece_, remaining_);
-    if (n != msg_.data().size()) msg_.mutable_data()->resize(n);
-    msg_.set_offset(sent_);
+    msg_ = PieceMessage(source_, distinct_ ? sent_ : 0, n, sent_);
     sent_ += n;
     remaining_ -= n;
     StartWrite(&msg_);
   }
 
   ZarrdService* service_;
-  uint64_t remaining_, sent_ = 0;
-  uint32_t piece_;
-  pb::GetItemResponse msg_;
+  uint64_t remaining_ = 0, sent_ = 0;
+  uint32_t piece_ = 0;
+  bool distinct_ = false;
+  std::shared_ptr<uint8_t[]> source_;
+  grpc::ByteBuffer msg_;
 };
 
 }  // namespace
 
-grpc::ServerWriteReactor<pb::GetItemResponse>* ZarrdService::StreamBytes(
-    grpc::CallbackServerContext*, const pb::StreamBytesRequest* req) {
-  const uint32_t piece = req->piece_bytes() ? std::min<uint32_t>(req->piece_bytes(), 64u << 20)
-                                            : config().stream_piece_bytes;
-  return new StreamBytesReactor(this, req->nbytes(), piece);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::StreamBytes(grpc::CallbackServerContext*,
+                                                                      const grpc::ByteBuffer* req) {
+  return new StreamBytesReactor(this, req);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::GetItemStream(

@@ -175,3 +175,32 @@ time.sleep(60)
         stub.GetItem(pb.GetItemRequest(store="local", path="d", host_region=target))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
     assert "owner pid" in server.log_text()
+
+
+def test_stream_bytes_diagnostic_sends_what_it_says(tmp_path):
+    """The bare-transport diagnostic: offsets contiguous, zeros by default; with `distinct`,
+    consecutive parts of one buffer whose 4 KiB pages hold their page number (mod 256)."""
+    from conftest import Server
+    from zarrd.v1 import zarrd_pb2_grpc
+    server = Server(tmp_path, {"max_result_bytes": 8 << 20})
+    try:
+        with grpc.insecure_channel(server.unix, options=[
+                ("grpc.max_receive_message_length", -1)]) as channel:
+            stub = zarrd_pb2_grpc.ZarrdStub(channel)
+            nbytes = (3 << 20) + 5
+            for distinct in (False, True):
+                got = bytearray()
+                for msg in stub.StreamBytes(pb.StreamBytesRequest(
+                        nbytes=nbytes, piece_bytes=1 << 20, distinct=distinct)):
+                    assert msg.offset == len(got)
+                    assert len(msg.data) == min(1 << 20, nbytes - msg.offset)
+                    got += msg.data
+                values = np.frombuffer(bytes(got), np.uint8)
+                expected = ((np.arange(nbytes) >> 12) % 256).astype(np.uint8) if distinct \
+                    else np.zeros(nbytes, np.uint8)
+                np.testing.assert_array_equal(values, expected)
+            with pytest.raises(grpc.RpcError) as e:
+                list(stub.StreamBytes(pb.StreamBytesRequest(nbytes=9 << 20, distinct=True)))
+            assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        assert server.stop() == 0

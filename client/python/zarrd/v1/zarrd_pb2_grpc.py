@@ -223,8 +223,8 @@ class ZarrdServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def StreamBytes(self, request, context):
-        """Diagnostics: streams `nbytes` of zeros in pieces, touching no store, so benchmarks can
-        measure the bare transport beside GetItemStream on the same socket.
+        """Diagnostics: streams `nbytes` in pieces, touching no store, so benchmarks can measure the
+        bare transport beside GetItemStream on the same socket.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
