@@ -170,6 +170,13 @@ TEST(MetadataV2, FillValuesAndErrors) {
   f["filters"] = json::parse(R"([{"id": "delta", "dtype": "<f8"}])");
   auto filt = ParseV2ArrayMetadata(f, nullptr);
   EXPECT_NE(filt.status().message().find("delta"), std::string::npos);
+  // Filters that are not objects with a string id (found by fuzz_metadata_v2): refused, named.
+  for (const char* odd : {R"("delta")", R"([7, {"id": 3}])", R"({"id": "x"})"}) {
+    f["filters"] = json::parse(odd);
+    auto refused = ParseV2ArrayMetadata(f, nullptr);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << odd;
+    EXPECT_NE(refused.status().message().find("filters"), std::string::npos) << odd;
+  }
   json c = z;
   c["compressor"] = json::parse(R"({"id": "lzma"})");
   EXPECT_NE(ParseV2ArrayMetadata(c, nullptr).status().message().find("lzma"), std::string::npos);

@@ -40,7 +40,10 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   if (j.contains("filters") && !j["filters"].is_null() &&
       !(j["filters"].is_array() && j["filters"].empty())) {
     std::string ids;
-    for (const json& f : j["filters"]) ids += (ids.empty() ? "" : ", ") + f.value("id", f.dump());
+    for (const json& f : j["filters"]) {
+      const bool named = f.is_object() && f.contains("id") && f["id"].is_string();
+      ids += (ids.empty() ? "" : ", ") + (named ? f["id"].get<std::string>() : f.dump());
+    }
     return InvalidArgument("filters: unsupported filters [" + ids +
                            "] (zarrd reads arrays without filters)");
   }
