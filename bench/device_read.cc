@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bench/bench_server.h"
+#include "bench/gpu_limits.h"
 #include "bench/reference_array.h"
 #include "client/device_client.h"
 #include "common/cuda/copy_kernels.h"
@@ -111,13 +112,7 @@ int Main(int argc, char** argv) {
   uint8_t *dev = nullptr, *dev2 = nullptr;
   CheckCuda(cudaMalloc(&dev, kTotal), "cudaMalloc");
   CheckCuda(cudaMalloc(&dev2, kTotal), "cudaMalloc");
-  const double h2d = Rate(BestSeconds(repeat, [&] {
-    return cuda::CudaStatus(cudaMemcpy(dev, host, kTotal, cudaMemcpyHostToDevice), "h2d");
-  }));
-  const double d2d = Rate(BestSeconds(repeat + 2, [&] {
-    cudaMemcpy(dev2, dev, kTotal, cudaMemcpyDeviceToDevice);  // returns before the copy ends
-    return cuda::CudaStatus(cudaDeviceSynchronize(), "d2d");
-  }));
+  const auto [h2d, d2d] = MeasureCopyLimits(host, dev, dev2, kTotal, repeat);
 
   // The engine's DEVICE read, in-process.
   cuda::StagingPool staging(0, 2 * hw + 2);

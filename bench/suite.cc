@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench/bench_server.h"
+#include "bench/gpu_limits.h"
 #include "bench/reference_array.h"
 #include "client/device_client.h"
 #include "client/piece_reader.h"
@@ -137,13 +138,7 @@ int Main(int argc, char** argv) {
   uint8_t *dev = nullptr, *dev2 = nullptr;
   MustCuda(cudaMalloc(&dev, kTotal), "cudaMalloc");
   MustCuda(cudaMalloc(&dev2, kTotal), "cudaMalloc");
-  const double h2d = Rate(BestSeconds(repeat, [&] {
-    return cuda::CudaStatus(cudaMemcpy(dev, host, kTotal, cudaMemcpyHostToDevice), "h2d");
-  }));
-  const double d2d = Rate(BestSeconds(repeat + 2, [&] {
-    cudaMemcpy(dev2, dev, kTotal, cudaMemcpyDeviceToDevice);
-    return cuda::CudaStatus(cudaDeviceSynchronize(), "d2d");
-  }));
+  const auto [h2d, d2d] = MeasureCopyLimits(host, dev, dev2, kTotal, repeat);
 
   std::vector<Row> rows;
   bool all_equal = true;

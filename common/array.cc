@@ -28,18 +28,20 @@ Bytes& ThreadBuffer(int which) {
 std::string Quoted(const std::string& path) { return "'" + (path.empty() ? "/" : path) + "'"; }
 
 // Writes decoded chunks into a result in host memory: straight into it when the chunk is one
-// contiguous run there, else through a per-thread buffer and a strided copy.
+// contiguous run there (unless `staged`: IoOptions::result_shared), else through a per-thread
+// buffer and a strided copy.
 class HostSink final : public ChunkSink {
  public:
-  HostSink(uint8_t* out, size_t elem_size) : out_(out), elem_size_(elem_size) {}
+  HostSink(uint8_t* out, size_t elem_size, bool staged)
+      : out_(out), elem_size_(elem_size), staged_(staged) {}
   Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) override {
-    if (p.contiguous) return Buffer{out_ + p.result_offset};
+    if (p.contiguous && !staged_) return Buffer{out_ + p.result_offset};
     Bytes& decoded = ThreadBuffer(1);
     decoded.resize(chunk_bytes);
     return Buffer{decoded.data()};
   }
   Status Commit(const Placement& p, const Buffer& buffer) override {
-    if (!p.contiguous) {
+    if (buffer.data != out_ + p.result_offset) {
       StridedCopy(buffer.data + p.chunk_offset, p.chunk_strides.data(), out_ + p.result_offset,
                   p.result_strides.data(), p.counts.data(), p.counts.size(), elem_size_);
     }
@@ -54,6 +56,7 @@ class HostSink final : public ChunkSink {
  private:
   uint8_t* out_;
   size_t elem_size_;
+  bool staged_;
 };
 
 // Decodes into the sink's buffer and commits it, or gives the buffer back on failure.
@@ -177,7 +180,7 @@ Status Array::ReadResolved(const ResolvedSelection& resolved, void* out, size_t 
                            std::to_string(need));
   }
   if (need == 0) return OkStatus();
-  HostSink sink(static_cast<uint8_t*>(out), ItemSize(m->dtype));
+  HostSink sink(static_cast<uint8_t*>(out), ItemSize(m->dtype), options.result_shared);
   return ReadToSink(resolved, sink, options);
 }
 

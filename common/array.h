@@ -18,6 +18,12 @@ namespace zarrd {
 struct IoOptions {
   ThreadPool* pool = nullptr;  // nullptr: ThreadPool::Default()
   const std::atomic<bool>* cancelled = nullptr;
+  // The result is memory another core or process reads between requests (a client's
+  // shared-memory region): each chunk is decoded in a per-thread buffer and copied in, also
+  // where it could be decoded in place. zstd decoding straight into lines another core held
+  // took 1.6x as long as decode + copy (bench/chunk_latency); into private memory in place is
+  // a few percent faster.
+  bool result_shared = false;
 };
 
 class Array {

@@ -89,7 +89,10 @@ TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
   auto reopened = Array::Open(store, "g/arr");
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   for (const char* text : {"", "...", "3", "-1, ::-1", "2:11:3, 1:, ::2", "::-4, 10:0:-3, 1",
-                           "12:1:-5, ..., -2", "5:5", "100:", ":, 7, :"}) {
+                           "12:1:-5, ..., -2", "5:5", "100:", ":, 7, :",
+                           // exactly one chunk (memory-v3) or inner chunk (sharded): decoded
+                           // in place, or staged when the result is shared memory
+                           "0:4, 0:3, 0:2", "4:8, 3:6, :"}) {
     SCOPED_TRACE(text);
     auto sel = ParseSelection(text);
     ASSERT_TRUE(sel.ok());
@@ -100,6 +103,10 @@ TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
     Status s = (*reopened)->Read(*sel, got.data(), got.size() * 4);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(got, expected);
+    std::vector<int32_t> staged(expected.size(), -12345);
+    s = (*reopened)->Read(*sel, staged.data(), staged.size() * 4, {.result_shared = true});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(staged, expected);
   }
 }
 

@@ -440,6 +440,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    ", the result has " + std::to_string(nbytes));
           }
           ZARRD_ASSIGN_OR_RETURN(auto view, region->Slice(req->host_region().offset(), nbytes));
+          io.result_shared = true;
           ZARRD_RETURN_IF_ERROR(array->ReadResolved(*sel, view.data(), view.size(), io));
           metrics_->BytesRead("host", nbytes);
           return OkStatus();
