@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bench/bench_server.h"
+#include "bench/bench_util.h"
 #include "bench/reference_array.h"
 #include "client/client.h"
 
@@ -24,26 +25,6 @@ namespace zarrd::bench {
 namespace {
 
 namespace pb = ::zarrd::v1;
-
-std::pair<double, double> Percentiles(std::vector<double> us) {
-  std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us[us.size() * 99 / 100]};
-}
-
-template <typename T>
-T Must(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, r.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(*r);
-}
-void Must(const Status& s, const char* what) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
-    std::exit(1);
-  }
-}
 
 int Main(int argc, char** argv) {
   std::string dir = "zarrd-bench-data", zarrd;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bench/bench_server.h"
+#include "bench/bench_util.h"
 #include "bench/reference_array.h"
 #include "client/client.h"
 #include "client/piece_reader.h"
@@ -40,11 +41,6 @@ pb::Selection Rows(int64_t start, int64_t stop) {
   s->set_start(start);
   s->set_stop(stop);
   return sel;
-}
-
-std::pair<double, double> Percentiles(std::vector<double> us) {
-  std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us[us.size() * 99 / 100]};
 }
 
 int Main(int argc, char** argv) {

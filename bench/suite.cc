@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench/bench_server.h"
+#include "bench/bench_util.h"
 #include "bench/gpu_limits.h"
 #include "bench/reference_array.h"
 #include "client/device_client.h"
@@ -29,28 +30,9 @@ namespace pb = ::zarrd::v1;
 constexpr int64_t kN = 16384, kChunk = 512;
 constexpr size_t kTotal = size_t{kN} * kN * 4;
 
-template <typename T>
-T Must(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    std::fprintf(stderr, "suite: %s: %s\n", what, r.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(*r);
-}
-void Must(const Status& s, const char* what) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "suite: %s: %s\n", what, s.ToString().c_str());
-    std::exit(1);
-  }
-}
 void MustCuda(cudaError_t e, const char* what) { Must(cuda::CudaStatus(e, what), what); }
 
 double Rate(double seconds, size_t bytes = kTotal) { return bytes / seconds / 1e9; }
-
-std::pair<double, double> Percentiles(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() * 99 / 100]};
-}
 
 uint64_t ProcStatusKiB(pid_t pid, const char* field) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
