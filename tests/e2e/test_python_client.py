@@ -73,6 +73,37 @@ def test_large_arrays_stream_both_ways(client):
     np.testing.assert_array_equal(a[::-1, 7], values[::-1, 7])
 
 
+def test_mid_size_reads_go_through_reused_shared_memory_like_numpy(server):
+    values = np.random.default_rng(7).standard_normal((1024, 1100)).astype("float32")
+    selections = [(), (slice(None, None, -1), slice(3, 900, 2)), (slice(100, 400), Ellipsis),
+                  (Ellipsis, slice(None, 40))]
+    for address in (server.unix, server.tcp):
+        with zarrd.connect(address) as client:
+            a = client.create_array("local", "mid", shape=values.shape, dtype="float32",
+                                    chunks=(256, 200), overwrite=True)
+            a[:] = values
+            into_regions = []
+            unary = client.stub.GetItem
+
+            def get_item(request, **kw):
+                into_regions.append(request.HasField("host_region"))
+                return unary(request, **kw)
+
+            client.stub.GetItem = get_item
+            for _ in range(2):
+                for s in selections:  # 160 KiB to 4.5 MB
+                    got = a[s]
+                    np.testing.assert_array_equal(got, values[s], err_msg=str(s))
+                    assert got.flags.writeable and got.flags.owndata
+            np.testing.assert_array_equal(a[5:7, 9], values[5:7, 9])  # 8 bytes: one message
+            if address == server.tcp:  # bytes only (the largest read streams)
+                assert not any(into_regions), into_regions
+            else:  # one region reused, its name already gone from /dev/shm
+                assert into_regions == [True] * 8 + [False], into_regions
+                assert len(client.host_regions._free) == 1
+                assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"zarrd-py-{os.getpid()}-")]
+
+
 def test_attributes_groups_and_dimension_names(client):
     g = client.create_group("local", "grp", attributes={"title": "t"})
     a = g.create_array("temp", shape=(4, 5), dtype="float64", dimension_names=("y", "x"),
@@ -237,6 +268,7 @@ def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch)
     monkeypatch.setattr("zarrd.stream._BAND_BYTES", 1 << 16)  # bands of this small array
     server = Server(tmp_path, {"max_unary_result_bytes": 4096})  # every read below streams
     client = zarrd.connect(server.unix)
+    client.host_regions.enabled = False  # else reads up to 64 MiB go through shared memory
     a = client.create_array("local", "bands", shape=(700, 3, 1000), dtype="float32", chunks=(64, 3, 250))
     values = np.random.default_rng(5).standard_normal((700, 3, 1000)).astype("float32")
     a[:] = values

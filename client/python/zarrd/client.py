@@ -7,6 +7,7 @@ import grpc
 from zarrd import errors
 from zarrd.array import Array
 from zarrd.group import Group
+from zarrd.host_region import HostRegions
 from zarrd.metadata import array_metadata
 from zarrd.v1 import zarrd_pb2 as pb
 from zarrd.v1 import zarrd_pb2_grpc
@@ -34,6 +35,7 @@ class Client:
         self.info = errors.call(self.stub.ServerInfo, pb.ServerInfoRequest(), wait_for_ready=True,
                                 timeout=timeout)
         self._device = None
+        self.host_regions = HostRegions(self.stub, self.address)
 
     def device_session(self):
         from zarrd.device import DeviceSession
@@ -42,6 +44,7 @@ class Client:
         return self._device
 
     def close(self):
+        self.host_regions.close()
         self._channel.close()
 
     def __enter__(self):

@@ -1,0 +1,108 @@
+"""HOST results of 64 KiB to 64 MiB decoded by the server straight into shared memory this client
+keeps, for clients on the server's host (a Unix socket), as the C++ client's Client::Get: no
+bytes cross the socket, and one copy out makes the caller's array. Regions are registered once
+and reused; their names are unlinked as soon as the server has mapped them, so a crashed client
+leaves nothing in /dev/shm (the server drops its mapping when this process exits)."""
+import itertools
+import mmap
+import os
+import secrets
+import threading
+
+import grpc
+import numpy as np
+
+from zarrd import errors
+from zarrd.v1 import zarrd_pb2 as pb
+
+MIN_BYTES, MAX_BYTES = 64 << 10, 64 << 20
+_KEEP = 4  # free regions kept for the next reads
+_counter = itertools.count()
+
+
+class _Region:
+    def __init__(self, region_id, memory):
+        self.id = region_id
+        self.memory = memory
+        self.size = len(memory)
+
+
+class HostRegions:
+    """Scratch regions for one client; turned off for good the first time the server cannot open
+    this process's shared memory (another host, another /dev/shm, another user)."""
+
+    def __init__(self, stub, address):
+        self._stub = stub
+        self._free = []
+        self._lock = threading.Lock()
+        self.enabled = address.startswith("unix:") and os.path.isdir("/dev/shm")
+
+    def wanted(self, nbytes):
+        return self.enabled and MIN_BYTES <= nbytes <= MAX_BYTES
+
+    def read(self, request, shape, dtype):
+        """The result of the HOST GetItem `request` as a new array; None when the server cannot
+        use this process's shared memory (the caller reads bytes instead)."""
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        region = self._take(nbytes)
+        if region is None:
+            return None
+        try:
+            request.host_region.CopyFrom(pb.HostRegionTarget(region_id=region.id, offset=0,
+                                                             nbytes=nbytes))
+            errors.call(self._stub.GetItem, request)
+            return np.frombuffer(region.memory, dtype, count=nbytes // dtype.itemsize) \
+                .reshape(shape).copy()
+        finally:
+            self._give(region)
+
+    def close(self):
+        with self._lock:
+            free, self._free = self._free, []
+        for region in free:
+            self._drop(region)
+
+    def _take(self, nbytes):
+        with self._lock:
+            fits = [r for r in self._free if r.size >= nbytes]
+            if fits:
+                region = min(fits, key=lambda r: r.size)
+                self._free.remove(region)
+                return region
+        return self._create(max(nbytes, 1 << 20))
+
+    def _give(self, region):
+        with self._lock:
+            if len(self._free) < _KEEP:
+                self._free.append(region)
+                return
+        self._drop(region)
+
+    def _create(self, size):
+        name = f"/zarrd-py-{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
+        fd = os.open("/dev/shm" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            os.ftruncate(fd, size)
+            memory = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        try:
+            registered = self._stub.RegisterHostRegion(pb.RegisterHostRegionRequest(
+                shm_name=name, nbytes=size, client_pid=os.getpid()))
+        except grpc.RpcError as e:
+            memory.close()
+            if e.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED,
+                            grpc.StatusCode.UNIMPLEMENTED):
+                self.enabled = False
+                return None
+            raise errors.from_rpc(e) from None
+        finally:
+            os.unlink("/dev/shm" + name)
+        return _Region(registered.region_id, memory)
+
+    def _drop(self, region):
+        try:
+            self._stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=region.id))
+        except grpc.RpcError:
+            pass  # the server drops it when this process exits
+        region.memory.close()
