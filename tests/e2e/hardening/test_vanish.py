@@ -82,8 +82,8 @@ def check_serving(stub):
 def test_killed_mid_stream_and_mid_write(env):
     server, stub, idle = env
     # Rounds 0-2 warm up (first-use allocations of the streaming paths, the allocator's arenas);
-    # idle is the highest settled figure after them, as it wanders by several MiB from one quiet
-    # moment to the next (a 9-round probe under load plateaued, it did not climb).
+    # idle is the highest settled figure after them. Before zarrd fixed glibc's malloc
+    # thresholds (server/main.cc) the arenas' tops kept climbing by several MiB a round.
     idle = 0
     for round_ in range(6):
         if round_ in (1, 2, 3):
