@@ -214,9 +214,17 @@ Status Client::Get(const std::string& store, const std::string& path,
   constexpr size_t kScratchMin = 64 << 10, kScratchMax = 64 << 20;
   if (use_shared_memory_ && prototype != pb::PROTOTYPE_DEVICE && size > kScratchMin &&
       size <= kScratchMax) {
-    auto region = TakeScratch(size);
-    if (region.ok()) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto region = TakeScratch(size);
+      if (!region.ok()) break;
       Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
+      if (s.code() == StatusCode::kNotFound && attempt == 0 &&
+          s.message().find("host region") != std::string::npos) {
+        // zarrd restarted since the region was registered, and its regions went with it.
+        (*region)->stub_ = nullptr;
+        ForgetScratch();
+        continue;
+      }
       if (s.ok()) std::memcpy(out, (*region)->data(), size);
       ReturnScratch(std::move(*region));
       return s;
@@ -267,6 +275,12 @@ Result<std::unique_ptr<HostRegion>> Client::TakeScratch(size_t size) {
     }
   }
   return CreateHostRegion(std::max<size_t>(size, 1 << 20));
+}
+
+void Client::ForgetScratch() {
+  std::lock_guard lock(scratch_mutex_);
+  for (auto& region : scratch_) region->stub_ = nullptr;  // unmapped, not unregistered
+  scratch_.clear();
 }
 
 void Client::ReturnScratch(std::unique_ptr<HostRegion> region) {

@@ -127,6 +127,8 @@ class Client {
   // A scratch region of at least `size` bytes, from the free list or new.
   Result<std::unique_ptr<HostRegion>> TakeScratch(size_t size);
   void ReturnScratch(std::unique_ptr<HostRegion> region);
+  // Drops the kept scratch regions without unregistering them: the server no longer knows them.
+  void ForgetScratch();
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::Zarrd::Stub> stub_;

@@ -52,7 +52,6 @@ class HostRegionRegistry {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<HostRegion>> regions_;
-  uint64_t next_id_ = 1;
 };
 
 }  // namespace zarrd::server

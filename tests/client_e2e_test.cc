@@ -23,13 +23,22 @@ using nlohmann::json;
 class ClientE2E : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    const std::string log = dir_.path() + "/zarrd.log";
     std::ofstream(dir_.path() + "/zarrd.json") << json{
         {"stores", {{{"name", "local"}, {"root", "data"}}, {{"name", "mem"}, {"kind", "memory"}}}},
         {"listen", {"unix:zarrd.sock", "127.0.0.1:0"}},
         {"metrics_listen", ""},
         {"max_unary_result_bytes", 1 << 16},
         {"stream_piece_bytes", 1 << 16}}.dump();
+    const std::string address = StartServer();
+    ASSERT_FALSE(address.empty());
+    auto c = Client::Connect(address, 10);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  // Starts zarrd on the test's config; returns the address of the parameter's transport, empty
+  // when it did not start.
+  std::string StartServer() {
+    const std::string log = dir_.path() + "/zarrd.log";
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -38,7 +47,7 @@ class ClientE2E : public ::testing::TestWithParam<const char*> {
     const int spawned =
         posix_spawn(&pid_, ZARRD_BIN, &actions, nullptr, const_cast<char**>(argv), environ);
     posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(spawned, 0);
+    if (spawned != 0) return "";
     std::string text;
     for (int i = 0; i < 400 && text.find("ready") == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -46,20 +55,22 @@ class ClientE2E : public ::testing::TestWithParam<const char*> {
       text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     }
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(text, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)")))
-        << text;
-    const std::string address =
-        GetParam() == std::string("tcp") ? m[1].str() : "unix:" + dir_.path() + "/zarrd.sock";
-    auto c = Client::Connect(address, 10);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    client_ = std::move(*c);
+    if (!std::regex_search(text, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) {
+      ADD_FAILURE() << text;
+      return "";
+    }
+    return GetParam() == std::string("tcp") ? m[1].str() : "unix:" + dir_.path() + "/zarrd.sock";
   }
-  void TearDown() override {
-    client_.reset();
+  // SIGTERM; true when zarrd exited 0.
+  bool StopServer() {
     ::kill(pid_, SIGTERM);
     int status = 0;
     ::waitpid(pid_, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  void TearDown() override {
+    client_.reset();
+    EXPECT_TRUE(StopServer());
   }
   zarrd::testing::TempDir dir_;
   pid_t pid_ = 0;
@@ -168,6 +179,35 @@ TEST_P(ClientE2E, MidSizeReadsOverTheSocketGoThroughReusedScratchSharedMemory) {
   }
   EXPECT_GE(regions, 1);
   EXPECT_LE(regions, 4);  // reused, not one per read
+}
+
+TEST_P(ClientE2E, ScratchSharedMemoryReadsCarryOnAcrossARestartOfZarrd) {
+  if (GetParam() != std::string("unix")) GTEST_SKIP() << "shared memory needs the Unix socket";
+  const std::vector<int64_t> shape = {300, 100};
+  ASSERT_TRUE(client_->CreateArray("local", "restart", Meta(shape, {64, 64})).ok());
+  const auto values = zarrd::testing::Pattern(300 * 100);
+  ASSERT_TRUE(
+      client_->Set("local", "restart", pb::Selection(), values.data(), values.size() * 4).ok());
+  auto read = [&](const std::string& text) {
+    const auto expected =
+        zarrd::testing::Reference(values, shape, *ResolveSelection(*ParseSelection(text), shape));
+    std::vector<int32_t> got(expected.size());
+    Status s =
+        client_->Get("local", "restart", *SelectionFromText(text), got.data(), got.size() * 4);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got, expected) << text;
+  };
+  read("10:290, ::-1");  // registers a scratch region
+  ASSERT_TRUE(StopServer());
+  ASSERT_FALSE(StartServer().empty());  // the same socket; the region's id means nothing now
+  Result<pb::ServerInfoResponse> info = Unavailable("not asked");
+  for (int i = 0; i < 100 && !info.ok(); ++i) {  // the channel reconnects after its backoff
+    info = client_->RefreshServerInfo();
+    if (!info.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  read("5:, 7:");
+  EXPECT_TRUE(client_->use_shared_memory());
 }
 
 TEST_P(ClientE2E, MetadataResizeAttributesAndDelete) {

@@ -104,6 +104,24 @@ def test_mid_size_reads_go_through_reused_shared_memory_like_numpy(server):
                 assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"zarrd-py-{os.getpid()}-")]
 
 
+def test_shared_memory_reads_carry_on_across_a_restart_of_zarrd(tmp_path):
+    from conftest import Server
+    server = Server(tmp_path)
+    client = zarrd.connect(server.unix)
+    values = np.random.default_rng(8).integers(0, 1 << 30, (512, 512)).astype("int32")
+    a = client.create_array("local", "restart", shape=values.shape, dtype="int32", chunks=(128, 128))
+    a[:] = values
+    np.testing.assert_array_equal(a[:300], values[:300])  # registers a scratch region
+    stale = client.host_regions._free[0].id
+    assert server.stop() == 0
+    server = Server(tmp_path)  # the same socket; region ids are random, the old one is unknown
+    client.stub.ServerInfo(zarrd.v1.zarrd_pb2.ServerInfoRequest(), wait_for_ready=True, timeout=20)
+    np.testing.assert_array_equal(a[100:], values[100:])
+    assert client.host_regions.enabled and client.host_regions._free[0].id != stale
+    client.close()
+    assert server.stop() == 0
+
+
 def test_attributes_groups_and_dimension_names(client):
     g = client.create_group("local", "grp", attributes={"title": "t"})
     a = g.create_array("temp", shape=(4, 5), dtype="float64", dimension_names=("y", "x"),

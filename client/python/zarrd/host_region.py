@@ -44,23 +44,42 @@ class HostRegions:
         """The result of the HOST GetItem `request` as a new array; None when the server cannot
         use this process's shared memory (the caller reads bytes instead)."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        region = self._take(nbytes)
-        if region is None:
-            return None
-        try:
+        for attempt in range(2):
+            region = self._take(nbytes)
+            if region is None:
+                return None
             request.host_region.CopyFrom(pb.HostRegionTarget(region_id=region.id, offset=0,
                                                              nbytes=nbytes))
-            errors.call(self._stub.GetItem, request)
-            return np.frombuffer(region.memory, dtype, count=nbytes // dtype.itemsize) \
+            try:
+                errors.call(self._stub.GetItem, request)
+            except errors.NotFoundError as e:
+                if attempt == 0 and "host region" in e.message:
+                    # zarrd restarted since the region was registered; its regions went with it.
+                    region.memory.close()
+                    self._forget()
+                    continue
+                self._give(region)
+                raise
+            except BaseException:
+                self._give(region)
+                raise
+            out = np.frombuffer(region.memory, dtype, count=nbytes // dtype.itemsize) \
                 .reshape(shape).copy()
-        finally:
             self._give(region)
+            return out
 
     def close(self):
         with self._lock:
             free, self._free = self._free, []
         for region in free:
             self._drop(region)
+
+    def _forget(self):
+        """Drops the kept regions without unregistering them: the server no longer knows them."""
+        with self._lock:
+            free, self._free = self._free, []
+        for region in free:
+            region.memory.close()
 
     def _take(self, nbytes):
         with self._lock:
