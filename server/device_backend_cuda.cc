@@ -17,6 +17,7 @@
 #include "server/client_process.h"
 #include "server/device_backend.h"
 #include "server/leases.h"
+#include "server/region_id.h"
 
 namespace zarrd::server {
 namespace {
@@ -198,7 +199,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     region->nbytes = req.nbytes();
     region->owner_pid = req.client_pid();
     std::lock_guard lock(regions_mutex_);
-    region->id = "dev-" + std::to_string(next_region_++);
+    region->id = NewRegionId("dev-");
     regions_[region->id] = region;
     return region->id;
   }
@@ -265,7 +266,6 @@ class CudaDeviceBackend final : public DeviceBackend {
   const double lease_ttl_seconds_;
   mutable std::mutex regions_mutex_;
   std::map<std::string, std::shared_ptr<DeviceRegion>> regions_;
-  uint64_t next_region_ = 1;
 };
 
 }  // namespace

@@ -8,11 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <random>
 #include <vector>
 
 #include "server/client_process.h"
+#include "server/region_id.h"
 
 namespace zarrd::server {
 
@@ -58,13 +57,7 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::stri
   int err = errno;
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(err, "mmap of shared memory " + shm_name);
-  // Random, not a counter: an id names memory any caller may write into, so it must not be
-  // guessable from one's own, and one kept across a restart of zarrd must not name a region
-  // another client registered since (it is NOT_FOUND instead).
-  std::random_device random;
-  char hex[33];
-  std::snprintf(hex, sizeof hex, "%08x%08x%08x%08x", random(), random(), random(), random());
-  std::string id = std::string("host-") + hex;
+  std::string id = NewRegionId("host-");
   std::lock_guard lock(mutex_);
   auto region =
       std::make_shared<HostRegion>(id, shm_name, static_cast<uint8_t*>(data), nbytes, owner_pid);

@@ -56,7 +56,6 @@ class LeaseRegistry {
   mutable std::mutex mutex_;
   std::map<uint64_t, Lease> leases_;
   std::map<int, uint64_t> bytes_by_client_;
-  uint64_t next_id_ = 1;
 };
 
 }  // namespace zarrd::server
