@@ -66,6 +66,7 @@ int Main(int argc, char** argv) {
 
   std::vector<double> get_us, into_us, copy_us, empty_us, engine_us, decode_us, idle_empty_us;
   std::mt19937 rng(1);
+  ThreadPool single(0);  // the engine's read on this thread alone
   const int warmup = std::min(100, reads / 6);
   for (int i = 0; i < reads + warmup; ++i) {
     const int64_t r = rng() % grid, col = rng() % grid;
@@ -88,7 +89,6 @@ int Main(int argc, char** argv) {
     pb::ServerInfoResponse info;
     Must(client::FromGrpc(c.stub().ServerInfo(&ctx, pb::ServerInfoRequest(), &info)), "empty");
     const double t4 = NowSeconds();
-    ThreadPool single(0);
     Must(array->Read(one, engine.data(), nbytes, {.pool = &single}), "engine read");
     const double t5 = NowSeconds();
     Must(m->codec_chain->Decode(spec, encoded[r * grid + col], decoded.data()), "decode");

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <random>
 #include <vector>
 
 #include "server/client_process.h"
+#include "server/region_id.h"
 
 namespace zarrd::server {
 
@@ -19,11 +19,8 @@ Result<LeaseGrant> LeaseRegistry::Grant(Lease lease) {
                              std::to_string(quota_bytes_) + " (release leases first)");
   }
   held += lease.nbytes;
-  // Random, as region ids (server/region_id.h): releasing a lease frees GPU memory its client
-  // maps, so an id must not be guessable, nor name another client's lease after a restart.
-  std::random_device random;
   do {
-    lease.id = uint64_t{random()} << 32 | random();
+    lease.id = RandomBits64();  // why random: server/region_id.h
   } while (lease.id == 0 || leases_.count(lease.id));
   lease.expiry = std::chrono::system_clock::now() + ttl_;
   const LeaseGrant grant{lease.id, lease.expiry};

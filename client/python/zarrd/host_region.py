@@ -69,17 +69,18 @@ class HostRegions:
             return out
 
     def close(self):
-        with self._lock:
-            free, self._free = self._free, []
-        for region in free:
+        for region in self._take_all():
             self._drop(region)
 
     def _forget(self):
         """Drops the kept regions without unregistering them: the server no longer knows them."""
+        for region in self._take_all():
+            region.memory.close()
+
+    def _take_all(self):
         with self._lock:
             free, self._free = self._free, []
-        for region in free:
-            region.memory.close()
+        return free
 
     def _take(self, nbytes):
         with self._lock:
