@@ -99,6 +99,7 @@ int Main(int argc, char** argv) {
        {{"grpc.http2.max_frame_size", 16384}, {"grpc.http2.lookahead_bytes", 65535}}},
       {"4 MiB frames, 64 MiB window (the client's default)", {}}};
   std::vector<std::vector<std::unique_ptr<client::Client>>> client_sets;
+  size_t default_streams = 0;
   for (const auto& setting : settings) {
     auto& set = client_sets.emplace_back();
     for (int i = 0; i < 8; ++i) {
@@ -107,6 +108,7 @@ int Main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
         return 1;
       }
+      default_streams = (*c)->read_streams();
       (*c)->set_read_streams(1);           // the bench bands itself, stream count by stream count
       (*c)->set_use_shared_memory(false);  // bytes transport rows
       set.push_back(std::move(*c));
@@ -158,7 +160,7 @@ int Main(int argc, char** argv) {
   };
   std::printf(
       "serve_read: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks, bytes+zstd(3); "
-      "zarrd on %s, %zu cores, pieces of %u bytes, stream decode threads %d (0: cores/4)\n",
+      "zarrd on %s, %zu cores, pieces of %u bytes, stream decode threads %d (0: cores/2)\n",
       address.c_str(), hw, args.piece, args.stream_threads);
   std::printf("engine in-process full read:        %6.2f GB/s\n", engine);
   Best bare_best, hot_best, bytes_best;
@@ -203,7 +205,7 @@ int Main(int argc, char** argv) {
     }
   }
   // What a caller of Client::Get gets without banding anything itself.
-  clients[0]->set_read_streams(4);
+  clients[0]->set_read_streams(default_streams);
   Best plain;
   const double get_default = measure(&plain, "Client::Get", [&] {
     return clients[0]->Get("bench", "r1", pb::Selection(), out.data(), total);
@@ -266,8 +268,8 @@ int Main(int argc, char** argv) {
       bytes_best.rate, bytes_best.how.c_str(), 100 * bytes_best.rate / limit,
       100 * bytes_best.rate / std::min(engine, hot_best.rate), bytes_best.client_cpu,
       bytes_best.server_cpu);
-  std::printf("Client::Get of the whole array (4 banded streams by default): %6.2f GB/s\n",
-              get_default);
+  std::printf("Client::Get of the whole array (%zu banded streams by default): %6.2f GB/s\n",
+              default_streams, get_default);
   std::printf(
       "zarrd shared-memory transport:      %6.2f GB/s = %5.1f %% of engine (target >= 90 %%)%s\n",
       shm, 100 * shm / engine, same ? "" : "  VALUES DIFFER");

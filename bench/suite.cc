@@ -145,7 +145,7 @@ int Main(int argc, char** argv) {
   auto& c = server.client();
   client::DeviceClient devices(c);
 
-  // Full read of R1 to the host: shared memory, and bytes (Client::Get: 4 banded streams).
+  // Full read of R1 to the host: shared memory, and bytes (Client::Get: its default banded streams).
   auto region = Must(c.CreateHostRegion(kTotal), "host region");
   const double shm = Rate(BestSeconds(
       repeat, [&] { return c.GetInto("bench", "r1", pb::Selection(), *region, 0, kTotal); }));

@@ -133,7 +133,7 @@ class Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::Zarrd::Stub> stub_;
   pb::ServerInfoResponse info_;
-  size_t read_streams_ = 4;
+  size_t read_streams_ = 2;
   size_t min_band_bytes_ = 16 << 20;
   std::atomic<bool> use_shared_memory_{false};
   std::mutex scratch_mutex_;

@@ -51,8 +51,9 @@ struct ServerConfig {
   std::string socket_group;  // empty: the server's group
   std::optional<TlsConfig> tls;
   size_t worker_threads = 0;  // 0: one per hardware thread
-  // Decode threads of each streamed read (bytes transport): the socket, not the decoder, is the
-  // limit there, and decoding on every core starves gRPC's own threads. 0: a quarter of cores.
+  // Decode threads that all streamed reads (bytes transport) share. Decoding on every core starves
+  // gRPC's own sending threads; on the 16-core GPU machine half the cores did best (bench/README).
+  // 0: half of the cores.
   size_t stream_decode_threads = 0;
   // Decoded bytes that all streamed reads together hold at once (bands being decoded or sent).
   uint64_t stream_buffer_bytes = uint64_t{192} << 20;

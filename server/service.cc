@@ -80,7 +80,7 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
                                        : std::max(2u, std::thread::hardware_concurrency())),
       stream_decoder_(config_.stream_decode_threads
                           ? config_.stream_decode_threads
-                          : std::max(1u, std::thread::hardware_concurrency() / 4)),
+                          : std::max(1u, std::thread::hardware_concurrency() / 2)),
       stream_budget_(config_.stream_buffer_bytes),
       band_buffers_(config_.stream_buffer_bytes),
       devices_(std::move(devices)),
