@@ -78,6 +78,26 @@ bool IsRawChain(const ArrayMetadata& m) {
          m.codec_chain->array_to_bytes().IsIdentity(m.chunk_spec());
 }
 
+// A raw chunk: the store reads it straight into the sink's buffer (no copy through memory of
+// our own). Absent chunks are filled.
+Status ReadRawInto(Store& store, ChunkSink& sink, const Placement& p, const std::string& key,
+                   size_t nbytes, const uint8_t* fill_value, size_t elem_size) {
+  ZARRD_ASSIGN_OR_RETURN(ChunkSink::Buffer buffer, sink.Begin(p, nbytes));
+  auto size = store.GetExact(key, MutableByteView(buffer.data, nbytes));
+  if (size.ok() && *size && **size == nbytes) {
+    GlobalEngineStats().chunks_decoded.fetch_add(1, std::memory_order_relaxed);
+    return sink.Commit(p, buffer);
+  }
+  sink.Abandon(buffer);
+  if (!size.ok()) return size.status();
+  if (!*size) {
+    GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
+    return sink.Fill(p, fill_value, elem_size);
+  }
+  return DataLoss("bytes codec: chunk holds " + std::to_string(**size) +
+                  " bytes, its shape needs " + std::to_string(nbytes));
+}
+
 const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
   if (m.codec_chain->has_array_codecs() || m.codec_chain->has_bytes_codecs()) return nullptr;
   return dynamic_cast<const ShardingCodec*>(&m.codec_chain->array_to_bytes());
@@ -202,8 +222,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   const ChunkSpec spec = m.chunk_spec();
   const size_t es = ItemSize(m.dtype);
-  const bool from_device =
-      sink.accepts_device_values() && store_->device_resident() && IsRawChain(m);
+  const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
+  const bool from_device = raw && sink.accepts_device_values() && store_->device_resident();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
   return pool.ParallelFor(
@@ -222,6 +242,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
                            key);
           }
           return Context(sink.CommitDevice(p, **value), key);
+        }
+        if (raw) {
+          return Context(
+              ReadRawInto(*store_, sink, p, key, spec.num_bytes(), m.fill_value.data(), es), key);
         }
         Bytes& encoded = ThreadBuffer(0);
         auto found = store_->Get(key, &encoded);

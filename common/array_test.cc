@@ -61,10 +61,13 @@ class ArrayRoundTrip : public ::testing::TestWithParam<const char*> {};
 TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
   const std::string kind = GetParam();
   testing::TempDir dir;
-  std::shared_ptr<Store> store =
-      kind == std::string("local-v2") ? *OpenLocalStore(dir.path()) : MakeMemoryStore();
+  const bool local = kind == std::string("local-v2") || kind == std::string("local-raw");
+  std::shared_ptr<Store> store = local ? *OpenLocalStore(dir.path()) : MakeMemoryStore();
   ArrayMetadata m;
-  if (kind == std::string("sharded")) {
+  if (kind == std::string("local-raw")) {  // read by the store straight into the result
+    m = V3Meta({13, 11, 5}, {4, 3, 5},
+               json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])"));
+  } else if (kind == std::string("sharded")) {
     m = V3Meta({13, 11, 5}, {8, 6, 5}, json::parse(R"([{"name":"sharding_indexed","configuration":{
       "chunk_shape":[4,3,5],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
       {"name":"zstd","configuration":{"level":1}}],
@@ -111,7 +114,7 @@ TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ArrayRoundTrip,
-                         ::testing::Values("memory-v3", "local-v2", "sharded"));
+                         ::testing::Values("memory-v3", "local-v2", "local-raw", "sharded"));
 
 TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
   auto store = MakeMemoryStore();
@@ -151,6 +154,29 @@ TEST(Array, CorruptChunkIsDataLossNamingArrayAndChunk) {
   EXPECT_NE(s.message().find("'x/y/c/1'"), std::string::npos) << s.message();
   ASSERT_TRUE(store->Set("x/y/c/1", Bytes{1, 2}).ok());  // truncated
   EXPECT_EQ(array->Read({}, v.data(), 16).code(), StatusCode::kDataLoss);
+}
+
+TEST(Array, RawChunkOfTheWrongSizeIsDataLossAndAbsentOnesAreFill) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  auto m =
+      V3Meta({6}, {2}, json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])"));
+  m.fill_value = *ParseFillValue(-7, DataType::kInt32, ZarrFormat::kV3);
+  auto array = *Array::Create(store, "raw", m);
+  std::vector<int32_t> v = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(array->Write({}, v.data(), 24).ok());
+  ASSERT_TRUE(store->Delete("raw/c/2").ok());
+  std::vector<int32_t> got(6, 0);
+  ASSERT_TRUE(array->Read({}, got.data(), 24).ok());
+  EXPECT_EQ(got, (std::vector<int32_t>{1, 2, 3, 4, -7, -7}));
+  for (const Bytes& bad : {Bytes{1, 2, 3}, Bytes(12, 0)}) {
+    ASSERT_TRUE(store->Set("raw/c/1", bad).ok());
+    Status s = array->Read({}, got.data(), 24);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+    EXPECT_NE(s.message().find("'raw/c/1'"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("holds " + std::to_string(bad.size()) + " bytes"), std::string::npos)
+        << s.message();
+  }
 }
 
 TEST(Array, WrongBufferSizesAndExistingNodes) {

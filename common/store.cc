@@ -1,6 +1,7 @@
 #include "common/store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 namespace zarrd {
@@ -8,6 +9,14 @@ namespace zarrd {
 std::unique_lock<std::mutex> Store::LockKey(std::string_view key) {
   return std::unique_lock<std::mutex>(
       key_locks_[std::hash<std::string_view>{}(key) % kLockStripes]);
+}
+
+Result<std::optional<uint64_t>> Store::GetExact(const std::string& key, MutableByteView dst) {
+  thread_local Bytes value;
+  ZARRD_ASSIGN_OR_RETURN(bool found, Get(key, &value));
+  if (!found) return std::optional<uint64_t>();
+  if (value.size() == dst.size() && !dst.empty()) std::memcpy(dst.data(), value.data(), dst.size());
+  return std::optional<uint64_t>(value.size());
 }
 
 Status Store::DeletePrefix(const std::string& prefix) {

@@ -79,6 +79,23 @@ class LocalStore : public Store {
     return true;
   }
 
+  Result<std::optional<uint64_t>> GetExact(const std::string& key, MutableByteView dst) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    int fd = OpenBeneath(key, O_RDONLY);
+    if (fd < 0) {
+      auto missing = Missing(errno, key);  // absent, or an error
+      if (!missing.ok()) return missing.status();
+      return std::optional<uint64_t>();
+    }
+    Fd file(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
+    if (!S_ISREG(st.st_mode)) return std::optional<uint64_t>();
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size == dst.size()) ZARRD_RETURN_IF_ERROR(ReadAt(fd, 0, dst.data(), dst.size(), key));
+    return std::optional<uint64_t>(size);
+  }
+
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
     int fd = OpenBeneath(key, O_RDONLY);

@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "common/store.h"
 
 namespace zarrd {
@@ -11,6 +13,16 @@ class MemoryStore : public Store {
     if (!value) return false;
     out->assign(value->begin(), value->end());
     return true;
+  }
+
+  Result<std::optional<uint64_t>> GetExact(const std::string& key, MutableByteView dst) override {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    auto value = values_.Find(key);
+    if (!value) return std::optional<uint64_t>();
+    if (value->size() == dst.size() && !dst.empty()) {
+      std::memcpy(dst.data(), value->data(), dst.size());
+    }
+    return std::optional<uint64_t>(value->size());
   }
 
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {

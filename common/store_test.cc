@@ -61,6 +61,29 @@ TEST_P(StoreTest, SetGetRangeListDelete) {
   EXPECT_EQ(*store_->List(""), (std::vector<std::string>{"top"}));
 }
 
+TEST_P(StoreTest, GetExactReadsOnlyAValueOfTheExpectedSize) {
+  ASSERT_TRUE(store_->Set("a/v", B("0123456789")).ok());
+  Bytes dst(10, 'x');
+  auto size = store_->GetExact("a/v", dst);
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  ASSERT_TRUE(size->has_value());
+  EXPECT_EQ(**size, 10u);
+  EXPECT_EQ(dst, B("0123456789"));
+  // Another size: the value's size comes back and the destination is left alone.
+  Bytes small(4, 'x');
+  size = store_->GetExact("a/v", small);
+  ASSERT_TRUE(size.ok() && size->has_value());
+  EXPECT_EQ(**size, 10u);
+  EXPECT_EQ(small, B("xxxx"));
+  Bytes large(12, 'x');
+  EXPECT_EQ(**store_->GetExact("a/v", large), 10u);
+  EXPECT_EQ(large, B("xxxxxxxxxxxx"));
+  // Absent keys, and keys under a value (not a directory), are nullopt.
+  EXPECT_FALSE(store_->GetExact("a/missing", dst)->has_value());
+  EXPECT_FALSE(store_->GetExact("a/v/deeper", dst)->has_value());
+  EXPECT_EQ(store_->GetExact("../x", dst).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_P(StoreTest, HostileKeysAreRefusedAndNothingIsWritten) {
   Bytes out;
   const std::vector<std::string> keys = {"../x", "a/../../x", "/etc/passwd",          "a//b", "./a",
@@ -89,6 +112,9 @@ TEST(LocalStore, SymlinksOutOfTheRootAreRefused) {
   Bytes out;
   EXPECT_EQ(store->Get("link/secret", &out).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(store->Get("file", &out).status().code(), StatusCode::kPermissionDenied);
+  Bytes dst(6);
+  EXPECT_EQ(store->GetExact("link/secret", dst).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(store->GetExact("file", dst).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(store->Set("link/new", B("x")).code(), StatusCode::kPermissionDenied);
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/outside/new"));
   // A symlink inside the root to a place inside the root is fine.
