@@ -224,6 +224,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
   const bool from_device = raw && sink.accepts_device_values() && store_->device_resident();
+  const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
   return pool.ParallelFor(
@@ -243,7 +244,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           }
           return Context(sink.CommitDevice(p, **value), key);
         }
-        if (raw) {
+        if (raw_into_buffer) {
           return Context(
               ReadRawInto(*store_, sink, p, key, spec.num_bytes(), m.fill_value.data(), es), key);
         }

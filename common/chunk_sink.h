@@ -32,6 +32,10 @@ class ChunkSink {
   // The selected part of an absent chunk reads as the fill value.
   virtual Status Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) = 0;
 
+  // Whether the store reads raw chunks (no codec but the little-endian bytes codec) straight into
+  // Begin's buffer. Otherwise they come through a private buffer and are copied in.
+  virtual bool reads_raw_chunks_into_buffers() const { return true; }
+
   // Sinks that place on the GPU take chunks that already live in GPU memory (a device-resident
   // store holding raw chunks) without a trip through the host.
   virtual bool accepts_device_values() const { return false; }
