@@ -28,8 +28,8 @@ class DeviceSink final : public ChunkSink {
   Status Commit(const Placement& p, const Buffer& buffer) override;
   void Abandon(const Buffer& buffer) override;
   Status Fill(const Placement& p, const uint8_t* fill_value, size_t elem_size) override;
-  // Files read straight into pinned staging made the H200's R2 read to the GPU slower (28-29
-  // against 38 GB/s through a private buffer, bench/RESULTS.md).
+  // Files read straight into pinned staging made the H200's R2 read to the GPU slower: 28-29
+  // GB/s, against 35-38 through a private buffer in the runs around it (bench/RESULTS.md).
   bool reads_raw_chunks_into_buffers() const override { return false; }
   bool accepts_device_values() const override { return true; }
   Status CommitDevice(const Placement& p, const DeviceValue& value) override;
