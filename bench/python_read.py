@@ -5,6 +5,7 @@ run against one zarrd.
 
     python3 bench/python_read.py --zarrd "CMD" --probe "CMD" --dir DIR [--repeat R]
 
+The Python client's HOST read is also given by its number of streams (Client.read_streams).
 Rates are array bytes over the best of R steady-state reads (the first read is a warm-up)."""
 import argparse
 import json
@@ -50,6 +51,12 @@ def main():
         nbytes = a.nbytes
         rate = lambda s: nbytes / s / 1e9  # noqa: E731
         py_host = rate(best(args.repeat, lambda: a.get(prototype="host")))
+        default_streams = client.read_streams
+        by_streams = {}
+        for streams in (1, 2, 4, 8):
+            client.read_streams = streams
+            by_streams[streams] = rate(best(args.repeat, lambda: a.get(prototype="host")))
+        client.read_streams = default_streams
         probe = subprocess.Popen([*shlex.split(args.probe), f"unix:{socket}"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
 
@@ -61,6 +68,8 @@ def main():
         cpp_host = rate(best(args.repeat, lambda: ask("host bench r1")))
         rows = [("Python client HOST (bytes transport)", py_host, f"{100 * py_host / cpp_host:.0f}% of the C++ client [target >= 90%]"),
                 ("C++ client HOST (bytes transport)", cpp_host, "")]
+        rows += [(f"  Python client HOST, {n} stream(s)", r, f"{100 * r / cpp_host:.0f}% of the C++ client")
+                 for n, r in by_streams.items()]
         try:
             import cupy as cp
 

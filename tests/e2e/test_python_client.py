@@ -5,6 +5,7 @@ import gc
 import os
 
 import shutil
+import uuid
 
 import numpy as np
 import pytest
@@ -218,6 +219,24 @@ def test_xarray_backend_opens_a_dataset_written_by_xarray(server):
     assert got.sel(lat=got.lat[2])["temp"].shape == (4, 8)  # coordinates index
 
 
+def test_gpu_uuids_keep_their_zero_bytes():
+    raw = bytes.fromhex("6f50f0548957e45cf4a7193754a300df")  # a UUID seen on an H200, 0x00 in it
+    assert zarrd.device._uuid_string(raw) == "GPU-" + str(uuid.UUID(bytes=raw))
+
+
+@gpu
+def test_device_uuids_from_the_driver_name_the_servers_gpus(client):
+    info = client.stub.ServerInfo(zarrd.client.pb.ServerInfoRequest())
+    here = {}
+    for i in range(cp.cuda.runtime.getDeviceCount()):
+        raw = zarrd.device._device_uuid(i)
+        assert len(raw) == 16
+        # CuPy's copy of the UUID is the same bytes, up to the first zero byte.
+        assert raw.startswith(bytes(cp.cuda.runtime.getDeviceProperties(i)["uuid"]))
+        here[zarrd.device._uuid_string(raw)] = i
+    assert info.devices and {d.uuid for d in info.devices} <= set(here)
+
+
 @gpu
 def test_gpu_reads_writes_leases_and_handle_cache(client):
     values = np.random.default_rng(3).standard_normal((300, 200)).astype("float32")
@@ -290,8 +309,10 @@ def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch)
     a = client.create_array("local", "bands", shape=(700, 3, 1000), dtype="float32", chunks=(64, 3, 250))
     values = np.random.default_rng(5).standard_normal((700, 3, 1000)).astype("float32")
     a[:] = values
-    for s in [(), (slice(None, None, -1),), (slice(650, 2, -3), Ellipsis), (Ellipsis, 500),
-              (2, slice(None), slice(None, None, 2)), (slice(-690, None, 7), 1)]:
-        np.testing.assert_array_equal(a.get(s), values[s], err_msg=str(s))
+    for streams in (4, 1, 3):
+        client.read_streams = streams
+        for s in [(), (slice(None, None, -1),), (slice(650, 2, -3), Ellipsis), (Ellipsis, 500),
+                  (2, slice(None), slice(None, None, 2)), (slice(-690, None, 7), 1)]:
+            np.testing.assert_array_equal(a.get(s), values[s], err_msg=f"{streams} streams, {s}")
     client.close()
     assert server.stop() == 0

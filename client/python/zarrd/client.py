@@ -36,6 +36,8 @@ class Client:
                                 timeout=timeout)
         self._device = None
         self.host_regions = HostRegions(self.stub, self.address)
+        # Streamed HOST reads split into up to this many parallel streams (bands of 64 MiB at least).
+        self.read_streams = 4
 
     def device_session(self):
         from zarrd.device import DeviceSession

@@ -48,6 +48,29 @@ def _uuid_string(raw):
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
+def _device_uuid(ordinal, library="libcuda.so.1"):
+    """The 16 bytes of the UUID of CUDA device `ordinal`, from the driver. CuPy's device
+    properties hold the UUID as a C string, cut at its first zero byte: a GPU whose UUID has one
+    could not be matched by them."""
+    try:
+        cuda = ctypes.CDLL(library)
+    except OSError as e:
+        raise errors.FailedPreconditionError(
+            grpc.StatusCode.FAILED_PRECONDITION, f"the CUDA driver cannot be loaded ({e})") from None
+    device = ctypes.c_int()
+    uuid = (ctypes.c_ubyte * 16)()
+    get_uuid = getattr(cuda, "cuDeviceGetUuid_v2", None) or cuda.cuDeviceGetUuid
+    for what, rc in (("cuInit", lambda: cuda.cuInit(0)),
+                     ("cuDeviceGet", lambda: cuda.cuDeviceGet(ctypes.byref(device), ordinal)),
+                     ("cuDeviceGetUuid", lambda: get_uuid(uuid, device))):
+        code = rc()
+        if code != 0:
+            raise errors.FailedPreconditionError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"{what} failed with CUDA driver error {code} for device {ordinal}")
+    return bytes(uuid)
+
+
 class _Mapping:
     """One opened slab; closed when no result uses it any more."""
 
@@ -91,9 +114,8 @@ class DeviceSession:
     def _table(self):
         if self._ordinals is None:
             cp = cupy()
-            self._ordinals = {
-                _uuid_string(cp.cuda.runtime.getDeviceProperties(i)["uuid"]): i
-                for i in range(cp.cuda.runtime.getDeviceCount())}
+            self._ordinals = {_uuid_string(_device_uuid(i)): i
+                              for i in range(cp.cuda.runtime.getDeviceCount())}
         return self._ordinals
 
     def ordinal(self, uuid):
