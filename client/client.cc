@@ -216,7 +216,12 @@ Status Client::Get(const std::string& store, const std::string& path,
       size <= kScratchMax) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       auto region = TakeScratch(size);
-      if (!region.ok()) break;
+      if (!region.ok()) {
+        // No room in /dev/shm: bytes this time. Otherwise the server cannot map this process's
+        // shared memory (another host, another /dev/shm): bytes from now on.
+        if (region.status().code() != StatusCode::kResourceExhausted) use_shared_memory_ = false;
+        break;
+      }
       Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
       if (s.code() == StatusCode::kNotFound && attempt == 0 &&
           s.message().find("host region") != std::string::npos) {
@@ -229,8 +234,6 @@ Status Client::Get(const std::string& store, const std::string& path,
       ReturnScratch(std::move(*region));
       return s;
     }
-    // The server cannot map this process's shared memory (another host or /dev/shm): bytes.
-    use_shared_memory_ = false;
   }
   if (size <= info_.max_unary_result_bytes()) {
     grpc::ClientContext ctx;

@@ -15,15 +15,22 @@
 
 namespace zarrd::server {
 
-HostRegion::~HostRegion() { ::munmap(data_, size_); }
-
 Result<MutableByteView> HostRegion::Slice(uint64_t offset, uint64_t nbytes) const {
-  if (offset > size_ || nbytes > size_ - offset) {
-    return InvalidArgument("host region " + id_ + " (" + shm_name_ + ", " + std::to_string(size_) +
+  const size_t size = mapping_->size();
+  if (offset > size || nbytes > size - offset) {
+    return InvalidArgument("host region " + id_ + " (" + shm_name_ + ", " + std::to_string(size) +
                            " bytes) is too small for [" + std::to_string(offset) + ", +" +
                            std::to_string(nbytes) + ")");
   }
-  return MutableByteView(data_ + offset, nbytes);
+  return MutableByteView(mapping_->data() + offset, nbytes);
+}
+
+Status HostRegion::CheckIntact(bool touch) const {
+  if (mapping_->Intact(touch)) return OkStatus();
+  return FailedPrecondition("host region " + id_ + " (" + shm_name_ + ") lost its pages under " +
+                            "zarrd: the object shrank below its " +
+                            std::to_string(mapping_->size()) +
+                            " registered bytes; the region is dropped, register it again");
 }
 
 Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::string& shm_name,
@@ -53,14 +60,24 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::stri
     return InvalidArgument("shared memory " + shm_name + " holds " + std::to_string(size) +
                            " bytes, " + std::to_string(nbytes) + " were registered");
   }
+  // Allocated now: a page that tmpfs cannot give later would be lost under a request.
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(nbytes)) != 0 && errno != EOPNOTSUPP) {
+    const int err = errno;
+    ::close(fd);
+    if (err == ENOSPC) {
+      return ResourceExhausted("shared memory " + shm_name + ": /dev/shm has no room for its " +
+                               std::to_string(nbytes) + " bytes");
+    }
+    return ErrnoStatus(err, "allocating shared memory " + shm_name);
+  }
   void* data = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int err = errno;
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(err, "mmap of shared memory " + shm_name);
+  ZARRD_ASSIGN_OR_RETURN(auto mapping, GuardedMapping::Adopt(static_cast<uint8_t*>(data), nbytes));
   std::string id = NewRegionId("host-");
   std::lock_guard lock(mutex_);
-  auto region =
-      std::make_shared<HostRegion>(id, shm_name, static_cast<uint8_t*>(data), nbytes, owner_pid);
+  auto region = std::make_shared<HostRegion>(id, shm_name, std::move(mapping), owner_pid);
   regions_[id] = region;
   return region;
 }
@@ -76,6 +93,15 @@ Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Find(const std::string& 
   auto it = regions_.find(id);
   if (it == regions_.end()) return NotFound("host region \"" + id + "\" is not registered");
   return it->second;
+}
+
+Status HostRegionRegistry::CheckIntact(const HostRegion& region, bool touch) {
+  Status intact = region.CheckIntact(touch);
+  if (!intact.ok()) {
+    spdlog::warn("{}", intact.message());
+    (void)Unregister(region.id());
+  }
+  return intact;
 }
 
 size_t HostRegionRegistry::count() const {

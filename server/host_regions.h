@@ -11,35 +11,37 @@
 
 #include "common/codec.h"
 #include "common/status.h"
+#include "server/guarded_mapping.h"
 
 namespace zarrd::server {
 
 class HostRegion {
  public:
-  HostRegion(std::string id, std::string shm_name, uint8_t* data, size_t size, int owner_pid)
+  HostRegion(std::string id, std::string shm_name, std::unique_ptr<GuardedMapping> mapping,
+             int owner_pid)
       : id_(std::move(id)),
         shm_name_(std::move(shm_name)),
-        data_(data),
-        size_(size),
+        mapping_(std::move(mapping)),
         owner_pid_(owner_pid) {}
-  ~HostRegion();
   const std::string& id() const { return id_; }
   const std::string& shm_name() const { return shm_name_; }
   int owner_pid() const { return owner_pid_; }
-  size_t size() const { return size_; }
+  size_t size() const { return mapping_->size(); }
   // The bytes [offset, offset + nbytes), or INVALID_ARGUMENT when they do not fit.
   Result<MutableByteView> Slice(uint64_t offset, uint64_t nbytes) const;
+  // FAILED_PRECONDITION once the region lost pages (see GuardedMapping::Intact).
+  Status CheckIntact(bool touch) const;
 
  private:
   std::string id_, shm_name_;
-  uint8_t* data_;
-  size_t size_;
+  std::unique_ptr<GuardedMapping> mapping_;
   int owner_pid_;
 };
 
 class HostRegionRegistry {
  public:
-  // Opens and maps /dev/shm/<shm_name>; it must belong to the server's user.
+  // Opens and maps /dev/shm/<shm_name>; it must belong to the server's user. Its pages are
+  // allocated now, so a full /dev/shm is RESOURCE_EXHAUSTED here rather than a lost page later.
   Result<std::shared_ptr<HostRegion>> Register(const std::string& shm_name, uint64_t nbytes,
                                                int owner_pid);
   // Drops the regions whose owner process has exited and unlinks their shm names; returns how
@@ -47,6 +49,8 @@ class HostRegionRegistry {
   size_t ReapOrphans();
   Status Unregister(const std::string& id);
   Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
+  // The region's CheckIntact; a region that lost pages is also unregistered.
+  Status CheckIntact(const HostRegion& region, bool touch);
   size_t count() const;
 
  private:

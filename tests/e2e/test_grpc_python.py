@@ -143,6 +143,51 @@ def test_shared_memory_transport(stub):
         os.unlink(f"/dev/shm{name}")
 
 
+def test_shared_memory_that_shrinks_or_finds_no_room_fails_the_request_not_zarrd(stub, server):
+    create(stub, "local", "k")
+    values = np.arange(300 * 200, dtype="<f4").reshape(300, 200)
+    stub.SetItem(pb.SetItemRequest(store="local", path="k", data=values.tobytes()))
+    # More than /dev/shm can hold (the object itself is sparse): refused at registration.
+    room = os.statvfs("/dev/shm")
+    name = f"/zarrd-test-big-{os.getpid()}"
+    fd = os.open(f"/dev/shm{name}", os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    try:
+        os.ftruncate(fd, room.f_bavail * room.f_frsize + (1 << 30))
+        with pytest.raises(grpc.RpcError) as e:
+            stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.value.details()
+        assert "no room" in e.value.details() and name in e.value.details()
+    finally:
+        os.close(fd)
+        os.unlink(f"/dev/shm{name}")
+    # Shrunk under a registered region: the read and the write fail, zarrd serves on.
+    for what in ("read", "write"):
+        name = f"/zarrd-test-shrink-{what}-{os.getpid()}"
+        fd, mem = make_shm(name, values.nbytes)
+        try:
+            mem[:] = np.full(values.size, 3, "<f4").tobytes()
+            region = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name)).region_id
+            target = pb.HostRegionTarget(region_id=region, offset=0, nbytes=values.nbytes)
+            mem.close()
+            os.ftruncate(fd, 4096)
+            with pytest.raises(grpc.RpcError) as e:
+                if what == "read":
+                    stub.GetItem(pb.GetItemRequest(store="local", path="k", host_region=target))
+                else:
+                    stub.SetItem(pb.SetItemRequest(store="local", path="k", host_region=target))
+            assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION, e.value.details()
+            assert "lost its pages" in e.value.details() and name in e.value.details()
+            with pytest.raises(grpc.RpcError) as e:  # dropped
+                stub.GetItem(pb.GetItemRequest(store="local", path="k", host_region=target))
+            assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        finally:
+            os.close(fd)
+            os.unlink(f"/dev/shm{name}")
+        got = stub.GetItem(pb.GetItemRequest(store="local", path="k"))
+        assert got.data == values.tobytes()  # nothing written from the lost region
+    assert server.proc.poll() is None
+
+
 def test_a_client_that_dies_leaves_no_region_behind(stub, server, tmp_path):
     import subprocess
     import sys

@@ -7,6 +7,7 @@ import os
 import shutil
 import uuid
 
+import grpc
 import numpy as np
 import pytest
 import xarray as xr
@@ -103,6 +104,30 @@ def test_mid_size_reads_go_through_reused_shared_memory_like_numpy(server):
                 assert into_regions == [True] * 8 + [False], into_regions
                 assert len(client.host_regions._free) == 1
                 assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"zarrd-py-{os.getpid()}-")]
+
+
+def test_no_room_in_dev_shm_reads_bytes_that_time_only(client):
+    values = np.random.default_rng(8).standard_normal((512, 600)).astype("float32")
+    a = client.create_array("local", "room", shape=values.shape, dtype="float32", chunks=(128, 300))
+    a[:] = values
+    register = client.stub.RegisterHostRegion
+
+    class NoRoom(grpc.RpcError):
+        def code(self):
+            return grpc.StatusCode.RESOURCE_EXHAUSTED
+
+        def details(self):
+            return "shared memory /x: /dev/shm has no room for its 1228800 bytes"
+
+    def full(request, **kw):
+        raise NoRoom()
+
+    client.stub.RegisterHostRegion = full
+    np.testing.assert_array_equal(a[:], values)  # over bytes
+    assert client.host_regions.enabled and not client.host_regions._free
+    client.stub.RegisterHostRegion = register
+    np.testing.assert_array_equal(a[::-1], values[::-1])  # room again: shared memory
+    assert len(client.host_regions._free) == 1
 
 
 def test_shared_memory_reads_carry_on_across_a_restart_of_zarrd(tmp_path):

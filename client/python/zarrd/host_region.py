@@ -111,6 +111,8 @@ class HostRegions:
                 shm_name=name, nbytes=size, client_pid=os.getpid()))
         except grpc.RpcError as e:
             memory.close()
+            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                return None  # no room in /dev/shm: bytes this time
             if e.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED,
                             grpc.StatusCode.UNIMPLEMENTED):
                 self.enabled = False
