@@ -44,7 +44,7 @@ class Store {
   virtual Result<bool> Get(const std::string& key, Bytes* out) = 0;
   // Reads a value into `dst` when it holds exactly dst.size() bytes, and returns its size:
   // nullopt when the key is absent; another size reads nothing. Raw chunks go straight into
-  // their destination this way (pinned staging for the GPU, the result on the host).
+  // their place in a host result (or its staging) this way.
   virtual Result<std::optional<uint64_t>> GetExact(const std::string& key, MutableByteView dst);
   // Reads a range; a range past the end of the value is DATA_LOSS (a corrupt reference).
   virtual Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) = 0;

@@ -67,47 +67,28 @@ class LocalStore : public Store {
       : root_(std::move(root)), root_fd_(std::move(root_fd)), options_(options) {}
 
   Result<bool> Get(const std::string& key, Bytes* out) override {
-    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    int fd = OpenBeneath(key, O_RDONLY);
-    if (fd < 0) return Missing(errno, key);
-    Fd file(fd);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
-    if (!S_ISREG(st.st_mode)) return false;
-    out->resize(static_cast<size_t>(st.st_size));
-    ZARRD_RETURN_IF_ERROR(ReadAt(fd, 0, out->data(), out->size(), key));
+    ZARRD_ASSIGN_OR_RETURN(auto value, OpenValue(key));
+    if (!value) return false;
+    out->resize(static_cast<size_t>(value->size));
+    ZARRD_RETURN_IF_ERROR(ReadAt(value->file.get(), 0, out->data(), out->size(), key));
     return true;
   }
 
   Result<std::optional<uint64_t>> GetExact(const std::string& key, MutableByteView dst) override {
-    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    int fd = OpenBeneath(key, O_RDONLY);
-    if (fd < 0) {
-      auto missing = Missing(errno, key);  // absent, or an error
-      if (!missing.ok()) return missing.status();
-      return std::optional<uint64_t>();
+    ZARRD_ASSIGN_OR_RETURN(auto value, OpenValue(key));
+    if (!value) return std::optional<uint64_t>();
+    if (value->size == dst.size()) {
+      ZARRD_RETURN_IF_ERROR(ReadAt(value->file.get(), 0, dst.data(), dst.size(), key));
     }
-    Fd file(fd);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
-    if (!S_ISREG(st.st_mode)) return std::optional<uint64_t>();
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (size == dst.size()) ZARRD_RETURN_IF_ERROR(ReadAt(fd, 0, dst.data(), dst.size(), key));
-    return std::optional<uint64_t>(size);
+    return std::optional<uint64_t>(value->size);
   }
 
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
-    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    int fd = OpenBeneath(key, O_RDONLY);
-    if (fd < 0) return Missing(errno, key);
-    Fd file(fd);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, Where(key));
-    if (!S_ISREG(st.st_mode)) return false;
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, size, Where(key)));
+    ZARRD_ASSIGN_OR_RETURN(auto value, OpenValue(key));
+    if (!value) return false;
+    ZARRD_ASSIGN_OR_RETURN(uint64_t offset, RangeOffset(range, value->size, Where(key)));
     out->resize(range.length);
-    ZARRD_RETURN_IF_ERROR(ReadAt(fd, offset, out->data(), out->size(), key));
+    ZARRD_RETURN_IF_ERROR(ReadAt(value->file.get(), offset, out->data(), out->size(), key));
     return true;
   }
 
@@ -196,6 +177,26 @@ class LocalStore : public Store {
 
  private:
   std::string Where(const std::string& key) const { return "\"" + key + "\" in " + root_; }
+
+  struct OpenedValue {
+    Fd file;
+    uint64_t size;
+  };
+  // The value's file, open for reading; nullopt when the key is absent (or not a file).
+  Result<std::optional<OpenedValue>> OpenValue(const std::string& key) const {
+    ZARRD_RETURN_IF_ERROR(ValidateKey(key));
+    Fd file(OpenBeneath(key, O_RDONLY));
+    if (file.get() < 0) {
+      Result<bool> missing = Missing(errno, key);  // false, or an error
+      if (!missing.ok()) return missing.status();
+      return std::optional<OpenedValue>();
+    }
+    struct stat st;
+    if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, Where(key));
+    if (!S_ISREG(st.st_mode)) return std::optional<OpenedValue>();
+    return std::optional<OpenedValue>(
+        OpenedValue{std::move(file), static_cast<uint64_t>(st.st_size)});
+  }
 
   Result<bool> Missing(int err, const std::string& key) const {
     if (err == ENOENT || err == ENOTDIR) return false;

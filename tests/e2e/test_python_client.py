@@ -325,6 +325,17 @@ def test_xarray_data_on_the_gpu_coordinates_on_the_host(server):
         np.testing.assert_array_equal(got["time"].values, ds["time"].values)
 
 
+def test_bands_are_at_least_64_mib_of_the_result():
+    from zarrd.stream import _bands
+    key = (slice(None), slice(None))
+    # 8192 x 8192: 256 MiB of float32, 512 MiB of float64; bands of 64 MiB, up to max_streams.
+    for itemsize, streams, want in [(4, 8, 4), (8, 8, 8), (8, 4, 4), (4, 1, 1), (1, 8, 1)]:
+        bands = _bands(key, (8192, 8192), (8192, 8192), itemsize, streams)
+        assert len(bands) == want, (itemsize, streams)
+        assert [b[1] for b in bands] == [8192 * i // want for i in range(want)]
+        assert sum(b[2] for b in bands) == 8192
+
+
 def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch):
     from conftest import Server
     monkeypatch.setattr("zarrd.stream._BAND_BYTES", 1 << 16)  # bands of this small array

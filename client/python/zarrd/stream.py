@@ -47,7 +47,7 @@ def _pieces(raw):
     return offset, data
 
 
-def _bands(key, shape, out_shape, max_streams):
+def _bands(key, shape, out_shape, itemsize, max_streams):
     """Splits a full key (one item per dimension) along its first slice, when the items before it
     are integers, into contiguous parts of the result: [(key, first result row, rows)]."""
     axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), None)
@@ -55,7 +55,7 @@ def _bands(key, shape, out_shape, max_streams):
         return [(key, 0, out_shape[0] if out_shape else 1)]
     start, stop, step = key[axis].indices(shape[axis])
     count = out_shape[0]
-    row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64)))
+    row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
     n = int(min(max_streams, max(1, count * row_bytes // _BAND_BYTES), count))
     bands = []
     for i in range(n):
@@ -89,7 +89,7 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
         except grpc.RpcError as e:
             raise errors.from_rpc(e) from None
 
-    bands = _bands(key, shape, out_shape, max(1, client.read_streams))
+    bands = _bands(key, shape, out_shape, dtype.itemsize, max(1, client.read_streams))
     if len(bands) == 1:
         read(bands[0])
     else:
