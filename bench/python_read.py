@@ -50,13 +50,13 @@ def main():
         a = client.open_array("bench", "r1")
         nbytes = a.nbytes
         rate = lambda s: nbytes / s / 1e9  # noqa: E731
-        py_host = rate(best(args.repeat, lambda: a.get(prototype="host")))
         default_streams = client.read_streams
         by_streams = {}
-        for streams in (1, 2, 4, 8):
+        for streams in sorted({1, 2, 4, 8, default_streams}):
             client.read_streams = streams
             by_streams[streams] = rate(best(args.repeat, lambda: a.get(prototype="host")))
         client.read_streams = default_streams
+        py_host = by_streams[default_streams]
         probe = subprocess.Popen([*shlex.split(args.probe), f"unix:{socket}"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
 
