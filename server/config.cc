@@ -65,6 +65,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "listen",
                                                "socket_mode",
                                                "worker_threads",
+                                               "inline_requests",
                                                "max_request_bytes",
                                                "max_result_bytes",
                                                "max_chunk_bytes",
@@ -147,6 +148,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     }
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "worker_threads", &c.worker_threads));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "inline_requests", &c.inline_requests));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_decode_threads", &c.stream_decode_threads));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_buffer_bytes", &c.stream_buffer_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "max_request_bytes", &c.max_request_bytes));

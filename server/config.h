@@ -51,6 +51,10 @@ struct ServerConfig {
   std::string socket_group;  // empty: the server's group
   std::optional<TlsConfig> tls;
   size_t worker_threads = 0;  // 0: one per hardware thread
+  // Short requests (metadata, leases, reads that decode at most 4 MiB or copy from a GPU store
+  // to GPU memory) run on gRPC's callback thread instead of a worker, this many at a time; 0:
+  // every request goes to a worker.
+  size_t inline_requests = 2;
   // Decode threads that all streamed reads (bytes transport) share. Decoding on every core starves
   // gRPC's own sending threads; on the 16-core GPU machine half the cores did best (bench/README).
   // 0: half of the cores.

@@ -161,27 +161,61 @@ ZarrdService::~ZarrdService() {
 
 template <typename Work>
 grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::string& what,
-                                                 Work work) {
+                                                 Dispatch dispatch, Work work) {
   auto* reactor = new UnaryReactor;
   if (draining_) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "zarrd is shutting down"));
     return reactor;
   }
   BeginRequest();
-  executor_.Submit([this, reactor, method, what, work = std::move(work)]() mutable {
+  auto run = [this, reactor, method, what, work = std::move(work)](const char* where) mutable {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = work(reactor->cancelled);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    spdlog::debug("{} {} -> {} ({:.3f} ms){}{}", method, what, StatusCodeName(s.code()), ms,
-                  s.ok() ? "" : ": ", s.message());
+    spdlog::debug("{} {} -> {} ({:.3f} ms, {}){}{}", method, what, StatusCodeName(s.code()), ms,
+                  where, s.ok() ? "" : ": ", s.message());
     const size_t colon = what.find(':');
     metrics_->Request(method, colon == std::string::npos ? "" : what.substr(0, colon), s.code(),
                       ms / 1000);
     reactor->Finish(ToGrpc(s));
     EndRequest();
-  });
+  };
+  if (dispatch == Dispatch::kShort) {
+    if (inline_running_.fetch_add(1) < config_.inline_requests) {
+      run("inline");
+      --inline_running_;
+      return reactor;
+    }
+    --inline_running_;
+  }
+  executor_.Submit([run = std::move(run)]() mutable { run("worker"); });
   return reactor;
+}
+
+ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& req) {
+  if (req.selection().ByteSizeLong() > (64 << 10)) return Dispatch::kExecutor;  // long index lists
+  std::shared_ptr<Array> array;
+  {
+    std::lock_guard lock(arrays_mutex_);
+    auto it = arrays_.find({req.store(), req.path()});
+    if (it == arrays_.end()) return Dispatch::kExecutor;  // opening it reads the store
+    array = it->second;
+  }
+  auto m = array->metadata();
+  auto sel = ResolveSelection(FromWire(req.selection()), m->shape);
+  if (!sel.ok()) return Dispatch::kShort;  // fails at once
+  const auto prototype = ResolvePrototype(req, m->rank());
+  if (prototype.ok() && *prototype == PrototypeKind::kDevice && array->store().device_resident() &&
+      !req.has_device_region()) {
+    const uint64_t nbytes = static_cast<uint64_t>(sel->num_elements()) * ItemSize(m->dtype);
+    return nbytes <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
+  }
+  // Chunks the read decodes in full, not the result's size: a column of a large array is small
+  // but touches every chunk row.
+  const ChunkSelection chunks(*sel, m->chunk_shape, ItemSize(m->dtype));
+  const uint64_t decoded = chunks.num_chunks() * m->chunk_spec().num_bytes();
+  return decoded <= kShortDecodeBytes ? Dispatch::kShort : Dispatch::kExecutor;
 }
 
 Result<NamedStore*> ZarrdService::FindStore(const std::string& name, bool for_write) {
@@ -250,7 +284,7 @@ Result<PrototypeKind> ZarrdService::ResolvePrototype(const pb::GetItemRequest& r
 grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
                                                    const pb::ServerInfoRequest*,
                                                    pb::ServerInfoResponse* resp) {
-  return RunUnary("ServerInfo", "", [this, resp](const std::atomic<bool>&) {
+  return RunUnary("ServerInfo", "", Dispatch::kShort, [this, resp](const std::atomic<bool>&) {
     resp->set_version(kZarrdVersion);
     resp->set_epoch(epoch_);
     for (const auto& [name, s] : stores_) {
@@ -275,7 +309,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
                                                    const pb::CreateNodeRequest* req,
                                                    pb::NodeInfo* resp) {
   return RunUnary(
-      "CreateNode", NodeName(req->store(), req->path()),
+      "CreateNode", NodeName(req->store(), req->path()), Dispatch::kExecutor,
       [this, req, resp](const std::atomic<bool>&) -> Status {
         ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(json doc, ParseJsonField(req->metadata_json(), "metadata_json",
@@ -312,7 +346,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
                                                 const pb::NodeRequest* req, pb::NodeInfo* resp) {
   return RunUnary(
-      "GetNode", NodeName(req->store(), req->path()),
+      "GetNode", NodeName(req->store(), req->path()), Dispatch::kShort,
       [this, req, resp](const std::atomic<bool>&) -> Status {
         ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
         auto array = OpenArray(req->store(), req->path());
@@ -338,7 +372,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
                                                   const pb::NodeRequest* req,
                                                   pb::ListNodesResponse* resp) {
-  return RunUnary("ListNodes", NodeName(req->store(), req->path()),
+  return RunUnary("ListNodes", NodeName(req->store(), req->path()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
                     ZARRD_ASSIGN_OR_RETURN(auto children, ListChildren(*s->store, req->path()));
@@ -356,7 +390,7 @@ grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
                                                    const pb::NodeRequest* req,
                                                    pb::DeleteNodeResponse* resp) {
-  return RunUnary("DeleteNode", NodeName(req->store(), req->path()),
+  return RunUnary("DeleteNode", NodeName(req->store(), req->path()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
                     if (!req->path().empty()) ZARRD_RETURN_IF_ERROR(ValidateKey(req->path()));
@@ -375,7 +409,7 @@ grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContext*,
                                                       const pb::SetAttributesRequest* req,
                                                       pb::NodeInfo* resp) {
-  return RunUnary("SetAttributes", NodeName(req->store(), req->path()),
+  return RunUnary("SetAttributes", NodeName(req->store(), req->path()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
                     ZARRD_ASSIGN_OR_RETURN(json attrs, ParseJsonField(req->attributes_json(),
@@ -395,7 +429,7 @@ grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* ZarrdService::Resize(grpc::CallbackServerContext*,
                                                const pb::ResizeRequest* req, pb::NodeInfo* resp) {
-  return RunUnary("Resize", NodeName(req->store(), req->path()),
+  return RunUnary("Resize", NodeName(req->store(), req->path()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
                     ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
@@ -410,7 +444,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                                 const pb::GetItemRequest* req,
                                                 pb::GetItemResponse* resp) {
   return RunUnary(
-      "GetItem", NodeName(req->store(), req->path()),
+      "GetItem", NodeName(req->store(), req->path()), GetItemDispatch(*req),
       [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         auto m = array->metadata();
@@ -465,7 +499,7 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
                                                 const pb::SetItemRequest* req,
                                                 pb::SetItemResponse* resp) {
   return RunUnary(
-      "SetItem", NodeName(req->store(), req->path()),
+      "SetItem", NodeName(req->store(), req->path()), Dispatch::kExecutor,
       [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
         ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
@@ -504,36 +538,37 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(grpc::CallbackServerContext*,
                                                            const pb::RegisterHostRegionRequest* req,
                                                            pb::RegisterHostRegionResponse* resp) {
-  return RunUnary(
-      "RegisterHostRegion", req->shm_name(), [this, req, resp](const std::atomic<bool>&) -> Status {
-        ZARRD_ASSIGN_OR_RETURN(
-            auto region, host_regions_.Register(req->shm_name(), req->nbytes(), req->client_pid()));
-        resp->set_region_id(region->id());
-        resp->set_nbytes(region->size());
-        return OkStatus();
-      });
+  return RunUnary("RegisterHostRegion", req->shm_name(), Dispatch::kExecutor,
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(
+                        auto region,
+                        host_regions_.Register(req->shm_name(), req->nbytes(), req->client_pid()));
+                    resp->set_region_id(region->id());
+                    resp->set_nbytes(region->size());
+                    return OkStatus();
+                  });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::UnregisterHostRegion(
     grpc::CallbackServerContext*, const pb::UnregisterHostRegionRequest* req,
     pb::UnregisterHostRegionResponse*) {
-  return RunUnary("UnregisterHostRegion", req->region_id(), [this, req](const std::atomic<bool>&) {
-    return host_regions_.Unregister(req->region_id());
-  });
+  return RunUnary(
+      "UnregisterHostRegion", req->region_id(), Dispatch::kShort,
+      [this, req](const std::atomic<bool>&) { return host_regions_.Unregister(req->region_id()); });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::ReleaseLease(grpc::CallbackServerContext*,
                                                      const pb::ReleaseLeaseRequest* req,
                                                      pb::ReleaseLeaseResponse*) {
   return RunUnary(
-      "ReleaseLease", std::to_string(req->lease_id()),
+      "ReleaseLease", std::to_string(req->lease_id()), Dispatch::kShort,
       [this, req](const std::atomic<bool>&) { return devices_->ReleaseLease(req->lease_id()); });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::RegisterDeviceRegion(
     grpc::CallbackServerContext*, const pb::RegisterDeviceRegionRequest* req,
     pb::RegisterDeviceRegionResponse* resp) {
-  return RunUnary("RegisterDeviceRegion", req->gpu_uuid(),
+  return RunUnary("RegisterDeviceRegion", req->gpu_uuid(), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(std::string id, devices_->RegisterRegion(*req));
                     resp->set_region_id(id);
@@ -544,7 +579,7 @@ grpc::ServerUnaryReactor* ZarrdService::RegisterDeviceRegion(
 grpc::ServerUnaryReactor* ZarrdService::UnregisterDeviceRegion(
     grpc::CallbackServerContext*, const pb::UnregisterDeviceRegionRequest* req,
     pb::UnregisterDeviceRegionResponse*) {
-  return RunUnary("UnregisterDeviceRegion", req->region_id(),
+  return RunUnary("UnregisterDeviceRegion", req->region_id(), Dispatch::kExecutor,
                   [this, req](const std::atomic<bool>&) {
                     return devices_->UnregisterRegion(req->region_id());
                   });

@@ -250,3 +250,71 @@ def test_stream_bytes_diagnostic_sends_what_it_says(tmp_path):
             assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
         assert server.stop() == 0
+
+
+def test_short_requests_run_on_grpcs_thread_and_long_ones_on_workers(tmp_path):
+    """Short work (metadata, a read decoding at most 4 MiB) runs on gRPC's thread,
+    `inline_requests` at a time; a read decoding more, and writes, go to a worker; concurrent
+    short reads past the limit still read the right values. `inline_requests: 0` turns it off."""
+    import re
+    import threading
+    from conftest import Server
+    from zarrd.v1 import zarrd_pb2_grpc
+    meta = dict(V3, shape=[2048, 2048],
+                chunk_grid={"name": "regular", "configuration": {"chunk_shape": [256, 256]}})
+    values = np.random.default_rng(7).standard_normal((2048, 2048)).astype("<f4")
+
+    def serve(inline_requests, work):
+        (tmp_path / str(inline_requests)).mkdir()
+        server = Server(tmp_path / str(inline_requests), {"inline_requests": inline_requests})
+        try:
+            with grpc.insecure_channel(server.unix, options=[
+                    ("grpc.max_receive_message_length", -1)]) as channel:
+                work(zarrd_pb2_grpc.ZarrdStub(channel))
+            return server.log_text()
+        finally:
+            assert server.stop() == 0
+
+    def read(stub, *items):
+        r = stub.GetItem(pb.GetItemRequest(store="mem", path="a", selection=sel(*items)))
+        return np.frombuffer(r.data, "<f4").reshape(r.array.shape)
+
+    def work(stub):
+        create(stub, "mem", "a", meta)
+        stub.SetItem(pb.SetItemRequest(store="mem", path="a", data=values.tobytes()))
+        assert stub.ServerInfo(pb.ServerInfoRequest()).epoch != 0
+        # 4 x 4 chunks of 256 KiB: 4 MiB decoded, short. Every 4th column of 8 x 3 chunks: a
+        # 1.5 MiB result, but 6 MiB decoded, a worker's.
+        np.testing.assert_array_equal(read(stub, slice(0, 1024), slice(0, 1024)),
+                                      values[:1024, :1024])
+        np.testing.assert_array_equal(read(stub, slice(None), slice(0, 768, 4)),
+                                      values[:, :768:4])
+        results, errors = {}, []
+
+        def reader(k):
+            try:
+                results[k] = read(stub, slice(256 * (k % 8), 256 * (k % 8) + 256), slice(0, 512))
+            except Exception as e:  # noqa: BLE001 - asserted below
+                errors.append(e)
+
+        threads = [threading.Thread(target=reader, args=(k,)) for k in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors and len(results) == 32
+        for k, got in results.items():
+            np.testing.assert_array_equal(got, values[256 * (k % 8):256 * (k % 8) + 256, :512])
+
+    def where(log, pattern):
+        return re.findall(pattern + r" -> OK \([0-9.]+ ms, (\w+)\)", log)
+
+    log = serve(1, work)
+    assert where(log, "ServerInfo ") == ["inline"]
+    assert where(log, "SetItem mem:a") == ["worker"]
+    assert where(log, "CreateNode mem:a") == ["worker"]
+    reads = where(log, "GetItem mem:a")
+    assert reads[:2] == ["inline", "worker"] and len(reads) == 34
+    assert "inline" in reads[2:]
+    log = serve(0, work)
+    assert set(where(log, "(?:ServerInfo |GetItem mem:a)")) == {"worker"}
