@@ -257,7 +257,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },
-      options.cancelled);
+      options.cancelled, [&] { return sink.LeaveThread(); });
 }
 
 Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
@@ -332,7 +332,7 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
         if (!*found) return Context(DataLoss("shard vanished while read"), where);
         return Context(DecodeInto(sink, p, codec.inner_codecs(), inner_spec, encoded), where);
       },
-      options.cancelled);
+      options.cancelled, [&] { return sink.LeaveThread(); });
 }
 
 Status Array::Write(const Selection& selection, const void* in, size_t in_size,

@@ -43,6 +43,10 @@ class ChunkSink {
     return Unimplemented("this result is not in GPU memory");
   }
 
+  // A thread that handed over chunks of this read hands over no more (it may be about to work on
+  // another read): a sink that gathers chunks per thread sends them on.
+  virtual Status LeaveThread() { return OkStatus(); }
+
   // Called once after every chunk was handed over (also after an error): returns when the
   // result is complete.
   virtual Status Finish() { return OkStatus(); }

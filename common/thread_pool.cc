@@ -45,7 +45,8 @@ void ThreadPool::WorkerLoop() {
 }
 
 Status ThreadPool::ParallelFor(size_t n, const std::function<Status(size_t)>& fn,
-                               const std::atomic<bool>* cancelled) {
+                               const std::atomic<bool>* cancelled,
+                               const std::function<Status()>& leave) {
   if (n == 0) return OkStatus();
   struct Shared {
     std::atomic<size_t> next{0};
@@ -57,7 +58,13 @@ Status ThreadPool::ParallelFor(size_t n, const std::function<Status(size_t)>& fn
     Status first_error;
   };
   auto shared = std::make_shared<Shared>();
-  auto run = [shared, n, &fn, cancelled] {
+  auto run = [shared, n, &fn, cancelled, &leave] {
+    auto fail = [&](const Status& s) {
+      std::lock_guard lock(shared->mutex);
+      if (shared->first_error.ok()) shared->first_error = s;
+      shared->failed = true;
+    };
+    bool ran = false;
     while (!shared->failed.load(std::memory_order_relaxed)) {
       if (cancelled && cancelled->load(std::memory_order_relaxed)) {
         std::lock_guard lock(shared->mutex);
@@ -67,12 +74,13 @@ Status ThreadPool::ParallelFor(size_t n, const std::function<Status(size_t)>& fn
       }
       size_t i = shared->next.fetch_add(1);
       if (i >= n) break;
+      ran = true;
       Status s = fn(i);
-      if (!s.ok()) {
-        std::lock_guard lock(shared->mutex);
-        if (shared->first_error.ok()) shared->first_error = s;
-        shared->failed = true;
-      }
+      if (!s.ok()) fail(s);
+    }
+    if (ran && leave) {
+      Status s = leave();
+      if (!s.ok()) fail(s);
     }
   };
   const size_t helpers = std::min(n - 1, workers_.size());

@@ -25,9 +25,11 @@ class ThreadPool {
   size_t size() const { return workers_.size(); }
 
   // Runs fn(i) for i in [0, n) on the pool and the calling thread; returns the first error,
-  // after which no new index starts. `cancelled`, when set, stops new indices too.
+  // after which no new index starts. `cancelled`, when set, stops new indices too. `leave`, when
+  // set, runs on each thread that ran indices once it takes no more (its error counts too).
   Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn,
-                     const std::atomic<bool>* cancelled = nullptr);
+                     const std::atomic<bool>* cancelled = nullptr,
+                     const std::function<Status()>& leave = nullptr);
 
   // The process-wide pool: one worker per hardware thread.
   static ThreadPool& Default();

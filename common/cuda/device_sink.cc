@@ -1,6 +1,7 @@
 #include "common/cuda/device_sink.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/cuda/cuda_status.h"
 
@@ -39,40 +40,68 @@ void DeviceSink::LaunchBatch(size_t b) {
   if (launch_status_.ok()) launch_status_ = status;
 }
 
-Result<ChunkSink::Buffer> DeviceSink::Begin(const Placement& p, size_t chunk_bytes) {
-  ZARRD_ASSIGN_OR_RETURN(StagingSlot * slot, staging_.Acquire(chunk_bytes));
-  return Buffer{slot->pinned, slot};
+DeviceSink::Group& DeviceSink::ThreadGroup() {
+  std::lock_guard lock(groups_mutex_);
+  auto& g = groups_[std::this_thread::get_id()];
+  if (!g) g = std::make_unique<Group>();
+  return *g;
 }
 
-Status DeviceSink::Commit(const Placement& p, const Buffer& buffer) {
-  auto* slot = static_cast<StagingSlot*>(buffer.token);
+Status DeviceSink::Flush(Group& g) {
+  StagingSlot* slot = std::exchange(g.slot, nullptr);
+  if (slot == nullptr) return OkStatus();
+  const size_t count = std::exchange(g.count, 0);
   Status s;
-  if (p.contiguous) {
-    s = CudaStatus(cudaMemcpyAsync(out_ + p.result_offset, slot->pinned, slot->used_bytes,
+  if (count > 0) {
+    s = CudaStatus(cudaMemcpyAsync(slot->scratch, slot->pinned, count * g.chunk_bytes,
                                    cudaMemcpyHostToDevice, slot->stream),
                    "chunk upload");
-  } else {
-    s = CudaStatus(cudaMemcpyAsync(slot->scratch, slot->pinned, slot->used_bytes,
-                                   cudaMemcpyHostToDevice, slot->stream),
-                   "chunk upload");
-    if (s.ok()) {
-      auto desc = MakeCopyDesc(slot->scratch + p.chunk_offset, p.chunk_strides.data(),
-                               out_ + p.result_offset, p.result_strides.data(), p.counts.data(),
-                               p.counts.size(), elem_size_);
-      s = desc.ok() ? LaunchStridedCopy(*desc, slot->stream) : desc.status();
-    }
-  }
-  {
+    for (size_t i = 0; i < count && s.ok(); ++i) s = LaunchStridedCopy(g.descs[i], slot->stream);
     std::lock_guard lock(mutex_);
     used_.insert(slot);
   }
-  Status released = staging_.Release(slot, true);
+  Status released = staging_.Release(slot, count > 0);
   return s.ok() ? released : s;
 }
 
-void DeviceSink::Abandon(const Buffer& buffer) {
-  (void)staging_.Release(static_cast<StagingSlot*>(buffer.token), false);
+Result<ChunkSink::Buffer> DeviceSink::Begin(const Placement& p, size_t chunk_bytes) {
+  Group& g = ThreadGroup();
+  if (g.slot != nullptr && g.chunk_bytes != chunk_bytes) ZARRD_RETURN_IF_ERROR(Flush(g));
+  if (g.slot == nullptr) {
+    const size_t capacity =
+        std::clamp<size_t>(kGroupBytes / std::max<size_t>(chunk_bytes, 1), 1, kMaxGroup);
+    ZARRD_ASSIGN_OR_RETURN(g.slot, staging_.Acquire(capacity * chunk_bytes));
+    g.chunk_bytes = chunk_bytes;
+    g.capacity = capacity;
+    g.count = 0;
+  }
+  return Buffer{g.slot->pinned + g.count * chunk_bytes, &g};
 }
+
+Status DeviceSink::Commit(const Placement& p, const Buffer& buffer) {
+  Group& g = *static_cast<Group*>(buffer.token);
+  ZARRD_ASSIGN_OR_RETURN(
+      g.descs[g.count],
+      MakeCopyDesc(g.slot->scratch + g.count * g.chunk_bytes + p.chunk_offset,
+                   p.chunk_strides.data(), out_ + p.result_offset, p.result_strides.data(),
+                   p.counts.data(), p.counts.size(), elem_size_));
+  return ++g.count == g.capacity ? Flush(g) : OkStatus();
+}
+
+Status DeviceSink::LeaveThread() {
+  std::unique_ptr<Group> g;
+  {
+    std::lock_guard lock(groups_mutex_);
+    auto it = groups_.find(std::this_thread::get_id());
+    if (it == groups_.end()) return OkStatus();
+    g = std::move(it->second);
+    groups_.erase(it);
+  }
+  return Flush(*g);
+}
+
+// The chunk's place in its group is handed out again by the next Begin.
+void DeviceSink::Abandon(const Buffer&) {}
 
 void DeviceSink::Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> keepalive) {
   const size_t i = num_deferred_.fetch_add(1, std::memory_order_relaxed);
@@ -107,6 +136,15 @@ Status DeviceSink::Finish() {
   const size_t deferred = num_deferred_.load();
   for (size_t b = 0; b * kBatch < deferred; ++b) LaunchBatch(b);
   Status status = launch_status_;
+  {
+    // Groups of threads that did not leave (a read not run by ThreadPool::ParallelFor).
+    std::lock_guard lock(groups_mutex_);
+    for (auto& [thread, g] : groups_) {
+      Status s = Flush(*g);
+      if (status.ok()) status = s;
+    }
+    groups_.clear();
+  }
   for (StagingSlot* slot : used_) {
     Status s = CudaStatus(cudaEventSynchronize(slot->done), "device result");
     if (status.ok()) status = s;

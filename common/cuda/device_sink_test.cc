@@ -100,6 +100,35 @@ INSTANTIATE_TEST_SUITE_P(Pipelines, DeviceRead,
                            return name;
                          });
 
+// Chunks go up in groups of up to 4 MiB per thread: 1 MiB chunks four at a time, 4 MiB chunks
+// alone, and a thread's last, partial group when it leaves the read.
+TEST(DeviceSinkGroups, ChunksOfOneAndFourMiBInFullAndPartialGroups) {
+  ZARRD_REQUIRE_GPU();
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  for (int64_t chunk : {512, 1024}) {
+    SCOPED_TRACE(chunk);
+    auto m = Meta("raw");
+    m.shape = {2048 + 100, 1536};
+    m.chunk_shape = {chunk, chunk};
+    auto array = *Array::Create(MakeMemoryStore(), "a", m);
+    const auto values = Pattern(m.shape[0] * m.shape[1]);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    for (const char* text : {"", "::3, 7:1500:2", "100:101, :", "2047:2049, 1535"}) {
+      SCOPED_TRACE(text);
+      auto resolved = *ResolveSelection(*ParseSelection(text), m.shape);
+      auto expected = Reference(values, m.shape, resolved);
+      uint8_t* out;
+      ASSERT_EQ(cudaMalloc(&out, expected.size() * 4), cudaSuccess);
+      DeviceSink sink(staging, out, 4);
+      Status s = array->ReadToSink(resolved, sink, {.pool = &pool});
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+      cudaFree(out);
+    }
+  }
+}
+
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
   auto store = *MakeGpuStore({.name = "cap", .device = 0, .capacity_bytes = 1 << 20});
