@@ -206,8 +206,7 @@ ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& r
   auto sel = ResolveSelection(FromWire(req.selection()), m->shape);
   if (!sel.ok()) return Dispatch::kShort;  // fails at once
   const auto prototype = ResolvePrototype(req, m->rank());
-  if (prototype.ok() && *prototype == PrototypeKind::kDevice && array->store().device_resident() &&
-      !req.has_device_region()) {
+  if (prototype.ok() && *prototype == PrototypeKind::kDevice && array->store().device_resident()) {
     const uint64_t nbytes = static_cast<uint64_t>(sel->num_elements()) * ItemSize(m->dtype);
     return nbytes <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
   }
