@@ -109,6 +109,13 @@ void DeviceSink::Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> 
   keepalive_[i] = std::move(keepalive);
   const size_t b = i / kBatch;
   if (batch_filled_[b].fetch_add(1, std::memory_order_acq_rel) + 1 == BatchSize(b)) {
+    // The launch waits for a staging slot: this thread must not hold one meanwhile, or threads
+    // that each hold a group's slot could all wait here for one another's.
+    Status left = LeaveThread();
+    if (!left.ok()) {
+      std::lock_guard lock(mutex_);
+      if (launch_status_.ok()) launch_status_ = left;
+    }
     LaunchBatch(b);
   }
 }

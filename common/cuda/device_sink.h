@@ -1,10 +1,9 @@
 // A ChunkSink whose result lives in GPU memory. Each decoding thread fills a staging slot of its
 // own with decoded chunks, up to kGroupBytes; a full slot, or the slot of a thread that leaves
 // the read, goes up in one transfer on its stream, and a kernel per chunk places them in the
-// result, while other chunks decode. A thread holds one slot per read it works on, so slots run
-// out only when more reads than the pool has slots for run on one thread at once. Fills and chunks
-// already in GPU memory are batched into kernels as they come. Finish uploads the slots not yet
-// full and returns once the whole result is on the device.
+// result, while other chunks decode. A thread holds at most one slot, and none while it waits
+// for another. Fills and chunks already in GPU memory are batched into kernels as they come.
+// Finish uploads the slots not yet full and returns once the whole result is on the device.
 #pragma once
 
 #include <atomic>
