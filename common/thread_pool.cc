@@ -67,9 +67,7 @@ Status ThreadPool::ParallelFor(size_t n, const std::function<Status(size_t)>& fn
     bool ran = false;
     while (!shared->failed.load(std::memory_order_relaxed)) {
       if (cancelled && cancelled->load(std::memory_order_relaxed)) {
-        std::lock_guard lock(shared->mutex);
-        if (shared->first_error.ok()) shared->first_error = Cancelled("request cancelled");
-        shared->failed = true;
+        fail(Cancelled("request cancelled"));
         break;
       }
       size_t i = shared->next.fetch_add(1);
