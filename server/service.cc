@@ -195,13 +195,8 @@ grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::
 
 ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& req) {
   if (req.selection().ByteSizeLong() > (64 << 10)) return Dispatch::kExecutor;  // long index lists
-  std::shared_ptr<Array> array;
-  {
-    std::lock_guard lock(arrays_mutex_);
-    auto it = arrays_.find({req.store(), req.path()});
-    if (it == arrays_.end()) return Dispatch::kExecutor;  // opening it reads the store
-    array = it->second;
-  }
+  std::shared_ptr<Array> array = OpenedArray(req.store(), req.path());
+  if (!array) return Dispatch::kExecutor;  // opening it reads the store
   auto m = array->metadata();
   auto sel = ResolveSelection(FromWire(req.selection()), m->shape);
   if (!sel.ok()) return Dispatch::kShort;  // fails at once
@@ -240,13 +235,16 @@ Result<ResolvedSelection> ZarrdService::ResolveInput(const Array& array, const s
   return resolved;
 }
 
+std::shared_ptr<Array> ZarrdService::OpenedArray(const std::string& store,
+                                                 const std::string& path) {
+  std::lock_guard lock(arrays_mutex_);
+  auto it = arrays_.find({store, path});
+  return it == arrays_.end() ? nullptr : it->second;
+}
+
 Result<std::shared_ptr<Array>> ZarrdService::OpenArray(const std::string& store,
                                                        const std::string& path) {
-  {
-    std::lock_guard lock(arrays_mutex_);
-    auto it = arrays_.find({store, path});
-    if (it != arrays_.end()) return it->second;
-  }
+  if (auto array = OpenedArray(store, path)) return array;
   ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(store, false));
   ZARRD_ASSIGN_OR_RETURN(auto array, Array::Open(s->store, path));
   ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*array->metadata(), "array \"" + path + "\""));

@@ -131,6 +131,8 @@ class ZarrdService final
   grpc::ServerUnaryReactor* RunUnary(const char* method, const std::string& what, Dispatch dispatch,
                                      Work work);
   Dispatch GetItemDispatch(const pb::GetItemRequest& req);
+  // The array if it is open already (no store access), else nullptr.
+  std::shared_ptr<Array> OpenedArray(const std::string& store, const std::string& path);
   void Forget(const std::string& store, const std::string& path_prefix);
   Status CheckChunkLimit(const ArrayMetadata& m, const std::string& where) const;
   // Runs once on the reaper thread at start: stores are served meanwhile.

@@ -47,7 +47,6 @@ Result<StagingSlot*> StagingPool::Acquire(size_t nbytes) {
     (void)Release(slot, false);
     return s;
   }
-  slot->used_bytes = nbytes;
   return slot;
 }
 

@@ -24,7 +24,6 @@ struct StagingSlot {
   size_t scratch_bytes = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;  // recorded after the slot's last queued work
-  size_t used_bytes = 0;       // what the current user staged
 };
 
 class StagingPool {
