@@ -42,6 +42,7 @@ ChunkSelection::ChunkSelection(const ResolvedSelection& selection, std::vector<i
   for (size_t d = 0, r = 0; d < rank; ++d) {
     if (!selection.dims[d].dropped) result_strides_[d] = packed[r++];
   }
+  chunk_strides_ = COrderStrides(chunk_shape_, elem_size);
   num_chunks_ = 1;
   for (size_t d = 0; d < rank; ++d) {
     per_dim_.push_back(SplitDim(selection.dims[d], chunk_shape_[d]));
@@ -60,14 +61,18 @@ std::vector<ChunkDimPart> ChunkSelection::Parts(size_t n) const {
 
 std::vector<int64_t> ChunkSelection::ChunkIndex(const std::vector<ChunkDimPart>& parts) const {
   std::vector<int64_t> index;
+  index.reserve(parts.size());
   for (const auto& p : parts) index.push_back(p.chunk);
   return index;
 }
 
 Placement ChunkSelection::Place(const std::vector<ChunkDimPart>& parts) const {
   const size_t rank = parts.size();
-  const auto chunk_strides = COrderStrides(chunk_shape_, elem_size_);
+  const auto& chunk_strides = chunk_strides_;
   Placement p;
+  p.chunk_strides.reserve(rank);
+  p.result_strides.reserve(rank);
+  p.counts.reserve(rank);
   p.covers_chunk = true;
   p.contiguous = true;
   int64_t expected_stride = static_cast<int64_t>(elem_size_);

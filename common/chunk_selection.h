@@ -43,6 +43,7 @@ class ChunkSelection {
   const ResolvedSelection& selection_;
   std::vector<int64_t> chunk_shape_;
   size_t elem_size_;
+  std::vector<int64_t> chunk_strides_;   // of a whole chunk, C order
   std::vector<int64_t> result_strides_;  // per array dimension (0 for dropped ones)
   std::vector<std::vector<ChunkDimPart>> per_dim_;
   size_t num_chunks_ = 0;

@@ -18,7 +18,7 @@ ThreadPool::~ThreadPool() {
 }
 
 ThreadPool& ThreadPool::Default() {
-  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  static ThreadPool pool(std::max(2u, std::thread::hardware_concurrency()) - 1);
   return pool;
 }
 

@@ -31,7 +31,8 @@ class ThreadPool {
                      const std::atomic<bool>* cancelled = nullptr,
                      const std::function<Status()>& leave = nullptr);
 
-  // The process-wide pool: one worker per hardware thread.
+  // The process-wide pool: a worker per hardware thread but one, since the caller of ParallelFor
+  // works too (the engine read R1 at 0.88 of the decode rate on 17 threads, 0.93 on 16, H200).
   static ThreadPool& Default();
 
   // Runs `task` on a worker some time later (for blocking request work off gRPC's threads).
