@@ -92,6 +92,9 @@ Result<std::unique_ptr<Client>> Client::Connect(
   for (const auto& [name, value] : channel_args) args.SetInt(name, value);
   ZARRD_ASSIGN_OR_RETURN(auto credentials, Credentials(tls));
   client->channel_ = grpc::CreateCustomChannel(address, credentials, args);
+  client->address_ = address;
+  client->credentials_ = credentials;
+  client->channel_args_ = args;
   auto deadline = std::chrono::system_clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   if (!client->channel_->WaitForConnected(deadline)) {
@@ -299,6 +302,18 @@ void Client::ReturnScratch(std::unique_ptr<HostRegion> region) {
   }
 }
 
+grpc::ChannelInterface* Client::BandChannel(size_t b) {
+  if (b == 0) return channel_.get();
+  std::lock_guard lock(band_mutex_);
+  while (band_channels_.size() < b) {
+    grpc::ChannelArguments args = channel_args_;
+    // Channels with equal arguments share one connection from gRPC's global pool.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    band_channels_.push_back(grpc::CreateCustomChannel(address_, credentials_, args));
+  }
+  return band_channels_[b - 1].get();
+}
+
 size_t Client::BandCount(size_t size) const {
   return std::max<size_t>(1, std::min<size_t>(read_streams_, size / min_band_bytes_));
 }
@@ -343,6 +358,8 @@ Status Client::GetBands(const std::string& store, const std::string& path,
   std::vector<Status> status(bands.size());
   std::vector<pb::ArrayDescriptor> first(bands.size());
   std::vector<std::thread> threads;
+  std::vector<grpc::ChannelInterface*> channels;
+  for (size_t b = 0; b < bands.size(); ++b) channels.push_back(BandChannel(b));
   for (size_t b = 0; b < bands.size(); ++b) {
     threads.emplace_back([&, b] {
       pb::GetItemRequest req;
@@ -351,7 +368,7 @@ Status Client::GetBands(const std::string& store, const std::string& path,
       *req.mutable_selection() = bands[b].selection;
       req.set_prototype(pb::PROTOTYPE_HOST);
       grpc::ClientContext ctx;
-      auto got = ReadPieces(channel_.get(), "/zarrd.v1.Zarrd/GetItemStream", req, &ctx,
+      auto got = ReadPieces(channels[b], "/zarrd.v1.Zarrd/GetItemStream", req, &ctx,
                             static_cast<uint8_t*>(out) + bands[b].offset, bands[b].nbytes);
       if (!got.ok()) {
         status[b] = got.status();

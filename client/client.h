@@ -124,6 +124,10 @@ class Client {
                                   const pb::Selection& selection, size_t streams);
   Status GetBands(const std::string& store, const std::string& path, const std::vector<Band>& bands,
                   void* out, size_t size, pb::ArrayDescriptor* descriptor);
+  // The channel band `b` of a banded read streams on: the client's own for band 0, and for the
+  // others channels of their own connection, made on first use (streams that share one HTTP/2
+  // connection share its transport's one lock and socket).
+  grpc::ChannelInterface* BandChannel(size_t b);
   // A scratch region of at least `size` bytes, from the free list or new.
   Result<std::unique_ptr<HostRegion>> TakeScratch(size_t size);
   void ReturnScratch(std::unique_ptr<HostRegion> region);
@@ -131,6 +135,11 @@ class Client {
   void ForgetScratch();
 
   std::shared_ptr<grpc::Channel> channel_;
+  std::string address_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  grpc::ChannelArguments channel_args_;
+  std::mutex band_mutex_;
+  std::vector<std::shared_ptr<grpc::Channel>> band_channels_;  // bands 1, 2, ...
   std::unique_ptr<pb::Zarrd::Stub> stub_;
   pb::ServerInfoResponse info_;
   size_t read_streams_ = 2;

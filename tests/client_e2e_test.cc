@@ -134,6 +134,16 @@ TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
   const auto values = zarrd::testing::Pattern(300 * 100);
   ASSERT_TRUE(
       client_->Set("local", "banded", pb::Selection(), values.data(), values.size() * 4).ok());
+  // Sockets of this process: each band past the first streams on a connection of its own.
+  auto sockets = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      n += std::filesystem::read_symlink(e.path(), ec).string().rfind("socket:", 0) == 0;
+    }
+    return n;
+  };
+  const int sockets_before = sockets();
   client_->set_read_streams(4, 16 << 10);
   client_->set_use_shared_memory(false);  // the bytes transport, banded
   for (const char* text : {"", "::-1", "290:3:-1, ::2", "..., 3:97", "5:, ::-1",
@@ -150,6 +160,7 @@ TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
     EXPECT_EQ(got, expected);
     EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
   }
+  EXPECT_GE(sockets() - sockets_before, 3);
   client_->set_read_streams(4);
   client_->set_use_shared_memory(GetParam() == std::string("unix"));
 }
