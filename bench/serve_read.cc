@@ -2,6 +2,7 @@
 // engine's in-process rate and a bare gRPC byte stream of the same size on the same socket.
 //
 //   serve_read [--dir DIR] [--zarrd PATH] [--piece BYTES] [--repeat R] [--stream-threads N]
+//              [--setting K] [--streams N]
 //
 // Starts its own zarrd (fork + exec) on a Unix socket serving DIR. Prints, per transport, GB/s
 // and the ratio to its target, and p50/p99 of a 4 KiB uncompressed read beside an empty call.
@@ -33,6 +34,8 @@ struct Args {
   uint32_t piece = 1 << 20;
   int repeat = 3;
   int stream_threads = 0;
+  int setting = -1;  // -1: every client setting
+  int streams = 0;   // 0: 1, 2, 4 and 8
 };
 
 pb::Selection Rows(int64_t start, int64_t stop) {
@@ -52,6 +55,8 @@ int Main(int argc, char** argv) {
     if (k == "--piece") args.piece = static_cast<uint32_t>(std::stoul(argv[i + 1]));
     if (k == "--repeat") args.repeat = std::stoi(argv[i + 1]);
     if (k == "--stream-threads") args.stream_threads = std::stoi(argv[i + 1]);
+    if (k == "--setting") args.setting = std::stoi(argv[i + 1]);
+    if (k == "--streams") args.streams = std::stoi(argv[i + 1]);
   }
   if (args.zarrd.empty()) args.zarrd = FindZarrd();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
@@ -172,9 +177,11 @@ int Main(int argc, char** argv) {
   std::printf("engine in-process full read:        %6.2f GB/s\n", engine);
   Best bare_best, hot_best, bytes_best;
   for (size_t k = 0; k < settings.size(); ++k) {
+    if (args.setting >= 0 && k != static_cast<size_t>(args.setting)) continue;
     auto& set = client_sets[k];
     std::printf("-- client %s\n", settings[k].first);
     for (int streams : {1, 2, 4, 8}) {
+      if (args.streams > 0 && streams != args.streams) continue;
       for (uint32_t piece : {1u << 20}) {
         const std::string how = std::to_string(streams) + " streams, " +
                                 std::to_string(piece >> 20) + " MiB pieces, " + settings[k].first;

@@ -336,6 +336,17 @@ def test_bands_are_at_least_64_mib_of_the_result():
         assert sum(b[2] for b in bands) == 8192
 
 
+def _sockets():
+    """Sockets this process holds open."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # closed since the listing
+            pass
+    return count
+
+
 def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch):
     from conftest import Server
     monkeypatch.setattr("zarrd.stream._BAND_BYTES", 1 << 16)  # bands of this small array
@@ -345,10 +356,13 @@ def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch)
     a = client.create_array("local", "bands", shape=(700, 3, 1000), dtype="float32", chunks=(64, 3, 250))
     values = np.random.default_rng(5).standard_normal((700, 3, 1000)).astype("float32")
     a[:] = values
+    sockets_before = _sockets()
     for streams in (4, 1, 3):
         client.read_streams = streams
         for s in [(), (slice(None, None, -1),), (slice(650, 2, -3), Ellipsis), (Ellipsis, 500),
                   (2, slice(None), slice(None, None, 2)), (slice(-690, None, 7), 1)]:
             np.testing.assert_array_equal(a.get(s), values[s], err_msg=f"{streams} streams, {s}")
+    # Each band past the first streamed on a connection of its own: 3 more sockets here.
+    assert _sockets() - sockets_before >= 3
     client.close()
     assert server.stop() == 0

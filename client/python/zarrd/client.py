@@ -1,6 +1,7 @@
 """The connection to a zarrd server."""
 import json
 import os
+import threading
 
 import grpc
 
@@ -24,12 +25,14 @@ class Client:
         # Large HTTP/2 frames and receive window, as the C++ client (measured in bench/serve_read).
         options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
                    ("grpc.http2.max_frame_size", 4 << 20), ("grpc.http2.lookahead_bytes", 64 << 20)]
+        self._credentials = None
         if tls_ca:
-            credentials = grpc.ssl_channel_credentials(
+            self._credentials = grpc.ssl_channel_credentials(
                 _read(tls_ca), _read(tls_key) if tls_key else None, _read(tls_cert) if tls_cert else None)
-            self._channel = grpc.secure_channel(self.address, credentials, options=options)
-        else:
-            self._channel = grpc.insecure_channel(self.address, options=options)
+        self._options = options
+        self._channel = self._make_channel(options)
+        self._band_channels = []
+        self._band_lock = threading.Lock()
         self.stub = zarrd_pb2_grpc.ZarrdStub(self._channel)
         self.pid = os.getpid()
         self.info = errors.call(self.stub.ServerInfo, pb.ServerInfoRequest(), wait_for_ready=True,
@@ -39,6 +42,22 @@ class Client:
         # Streamed HOST reads split into up to this many parallel streams (bands of 64 MiB at least).
         self.read_streams = 4
 
+    def _make_channel(self, options):
+        if self._credentials is not None:
+            return grpc.secure_channel(self.address, self._credentials, options=options)
+        return grpc.insecure_channel(self.address, options=options)
+
+    def band_channel(self, band):
+        """The channel band `band` of a streamed read uses: this client's for band 0, for the
+        others a connection each (streams on one HTTP/2 connection share its socket)."""
+        if band == 0:
+            return self._channel
+        with self._band_lock:
+            while len(self._band_channels) < band:
+                self._band_channels.append(
+                    self._make_channel(self._options + [("grpc.use_local_subchannel_pool", 1)]))
+            return self._band_channels[band - 1]
+
     def device_session(self):
         from zarrd.device import DeviceSession
         if self._device is None:
@@ -47,6 +66,8 @@ class Client:
 
     def close(self):
         self.host_regions.close()
+        for channel in self._band_channels:
+            channel.close()
         self._channel.close()
 
     def __enter__(self):

@@ -71,12 +71,11 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
     out = np.empty(out_shape, dtype)
     flat = out.reshape(-1).view(np.uint8)
     row_bytes = int(np.prod(out_shape[1:], dtype=np.int64)) * dtype.itemsize if out_shape else dtype.itemsize
-    call = client._channel.unary_stream(
-        "/zarrd.v1.Zarrd/GetItemStream",
-        request_serializer=lambda r: r.SerializeToString(), response_deserializer=None)
-
-    def read(band):
-        band_key, first_row, rows = band
+    def read(numbered):
+        number, (band_key, first_row, rows) = numbered
+        call = client.band_channel(number).unary_stream(
+            "/zarrd.v1.Zarrd/GetItemStream",
+            request_serializer=lambda r: r.SerializeToString(), response_deserializer=None)
         base = first_row * row_bytes
         try:
             for raw in call(request_for(band_key)):
@@ -91,8 +90,8 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
 
     bands = _bands(key, shape, out_shape, dtype.itemsize, max(1, client.read_streams))
     if len(bands) == 1:
-        read(bands[0])
+        read((0, bands[0]))
     else:
         with ThreadPoolExecutor(len(bands)) as pool:
-            list(pool.map(read, bands))
+            list(pool.map(read, enumerate(bands)))
     return out
