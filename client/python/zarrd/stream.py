@@ -71,6 +71,7 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
     out = np.empty(out_shape, dtype)
     flat = out.reshape(-1).view(np.uint8)
     row_bytes = int(np.prod(out_shape[1:], dtype=np.int64)) * dtype.itemsize if out_shape else dtype.itemsize
+
     def read(numbered):
         number, (band_key, first_row, rows) = numbered
         call = client.band_channel(number).unary_stream(
