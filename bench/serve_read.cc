@@ -182,7 +182,8 @@ int Main(int argc, char** argv) {
     std::printf("-- client %s\n", settings[k].first);
     for (int streams : {1, 2, 4, 8}) {
       if (args.streams > 0 && streams != args.streams) continue;
-      for (uint32_t piece : {1u << 20}) {
+      {
+        const uint32_t piece = 1u << 20;  // zarrd's default stream_piece_bytes
         const std::string how = std::to_string(streams) + " streams, " +
                                 std::to_string(piece >> 20) + " MiB pieces, " + settings[k].first;
         // Distinct: a stream-sized buffer sent as decoded bands are (the limit); hot: one piece

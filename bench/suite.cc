@@ -167,7 +167,6 @@ int Main(int argc, char** argv) {
         client::Client::Connect(server.address(), 20, {}, {{"grpc.use_local_subchannel_pool", 1}}),
         "connect"));
   }
-  // Best of 1/2/4 streams, on the client's one connection or each on its own.
   auto bare_stream = [&](bool distinct, bool separate) {
     double best = 0;
     for (int streams : {1, 2, 4}) {
