@@ -94,7 +94,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     queue_.pop_front();
     if (!ok) Cancel();
     space_.notify_all();
-    WriteNextLocked();
+    WriteNext(lock);
   }
   void OnCancel() override {
     std::lock_guard lock(mutex_);
@@ -112,8 +112,10 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     cancelled_flag_ = true;  // stops the engine's decoding
   }
 
-  // One write in flight at a time; Finish only once nothing is in flight.
-  void WriteNextLocked() {
+  // One write in flight at a time; Finish only once nothing is in flight. Called with `lock` held
+  // on mutex_; Finish comes after unlocking it, since OnDone may delete this reactor at once on
+  // another thread (the producer's thread is no reaction that gRPC waits for).
+  void WriteNext(std::unique_lock<std::mutex>& lock) {
     if (writing_) return;
     if (!queue_.empty() && !cancelled_) {
       writing_ = true;
@@ -127,7 +129,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
                     StatusCodeName(sent.code()), sent.ok() ? "" : ": ", sent.message());
       service_->metrics().Request("GetItemStream", req_->store(), sent.code(), Seconds(start_));
       if (sent.ok()) service_->metrics().BytesRead("host", bytes_sent_);
-      Finish(ToGrpc(sent));
+      lock.unlock();
+      Finish(ToGrpc(sent));  // the last touch of this reactor
     }
   }
 
@@ -137,16 +140,16 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     space_.wait(lock, [&] { return cancelled_ || queue_.size() < max_queued; });
     if (cancelled_) return false;
     queue_.push_back(std::move(msg));
-    WriteNextLocked();
+    WriteNext(lock);  // never finishes: the producer is not done
     return true;
   }
 
   void Produce() {
     Status s = ProduceAll();
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     producer_done_ = true;
     final_ = s;
-    WriteNextLocked();
+    WriteNext(lock);
   }
 
   Status ProduceAll() {
