@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "common/cuda/cuda_status.h"
 #include "common/cuda/device_info.h"
 
 namespace zarrd::client {
@@ -41,10 +43,7 @@ Result<int> DeviceClient::Ordinal(const std::string& gpu_uuid) {
 Result<std::shared_ptr<cuda::IpcMapping>> DeviceClient::Map(const pb::DeviceBuffer& buffer) {
   ZARRD_ASSIGN_OR_RETURN(int ordinal, Ordinal(buffer.gpu_uuid()));
   std::lock_guard lock(mutex_);
-  if (buffer.server_epoch() != epoch_) {  // the server restarted: its old slabs are gone
-    slabs_.clear();
-    epoch_ = buffer.server_epoch();
-  }
+  UseEpoch(buffer.server_epoch());
   auto it = slabs_.find(buffer.slab_id());
   if (it != slabs_.end()) return it->second;
   if (buffer.ipc_handle().size() != sizeof(cuda::IpcHandleBytes)) {
@@ -57,6 +56,47 @@ Result<std::shared_ptr<cuda::IpcMapping>> DeviceClient::Map(const pb::DeviceBuff
   ++opens_;
   slabs_[buffer.slab_id()] = mapping;
   return mapping;
+}
+
+void DeviceClient::UseEpoch(uint64_t epoch) {
+  if (epoch == epoch_) return;
+  // The server restarted: its old slabs and events are gone.
+  slabs_.clear();
+  for (const auto& [id, event] : ready_events_) stale_events_.push_back(event);
+  ready_events_.clear();
+  epoch_ = epoch;
+}
+
+Status DeviceClient::WaitReady(const pb::DeviceBuffer& buffer) {
+  if (buffer.ready_event_handle().empty()) return OkStatus();
+  if (buffer.ready_event_handle().size() != sizeof(cudaIpcEventHandle_t)) {
+    return DataLoss("the server sent a ready event handle of " +
+                    std::to_string(buffer.ready_event_handle().size()) + " bytes");
+  }
+  ZARRD_ASSIGN_OR_RETURN(int ordinal, Ordinal(buffer.gpu_uuid()));
+  ZARRD_RETURN_IF_ERROR(cuda::UseDevice(ordinal));
+  cudaEvent_t event = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    UseEpoch(buffer.server_epoch());
+    auto it = ready_events_.find(buffer.ready_event_id());
+    if (it != ready_events_.end()) {
+      event = it->second;
+    } else {
+      cudaIpcEventHandle_t handle;
+      std::memcpy(&handle, buffer.ready_event_handle().data(), sizeof(handle));
+      ZARRD_RETURN_IF_ERROR(
+          cuda::CudaStatus(cudaIpcOpenEventHandle(&event, handle), "cudaIpcOpenEventHandle"));
+      ready_events_[buffer.ready_event_id()] = event;
+      ++ready_opens_;
+    }
+  }
+  return cuda::CudaStatus(cudaEventSynchronize(event), "waiting for the DEVICE result");
+}
+
+uint64_t DeviceClient::ready_events_opened() const {
+  std::lock_guard lock(mutex_);
+  return ready_opens_;
 }
 
 uint64_t DeviceClient::handle_opens() const {
@@ -75,6 +115,7 @@ Result<std::unique_ptr<DeviceArray>> DeviceClient::Get(const std::string& store,
   req.set_prototype(pb::PROTOTYPE_DEVICE);
   req.set_device_uuid(gpu_uuid);
   req.set_client_pid(::getpid());
+  req.set_answer_before_ready(answer_before_ready_);
   grpc::ClientContext ctx;
   pb::GetItemResponse resp;
   ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().GetItem(&ctx, req, &resp)));
@@ -85,6 +126,7 @@ Result<std::unique_ptr<DeviceArray>> DeviceClient::Get(const std::string& store,
   // From here on the lease is released if mapping fails.
   ZARRD_ASSIGN_OR_RETURN(array->mapping_, Map(resp.device_buffer()));
   array->data_ = array->mapping_->base() + resp.device_buffer().offset();
+  ZARRD_RETURN_IF_ERROR(WaitReady(resp.device_buffer()));
   return array;
 }
 
@@ -139,11 +181,12 @@ Status DeviceClient::GetInto(const std::string& store, const std::string& path,
   target->set_region_id(region.id());
   target->set_offset(offset);
   target->set_nbytes(nbytes);
+  req.set_answer_before_ready(answer_before_ready_);
   grpc::ClientContext ctx;
   pb::GetItemResponse resp;
   ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().GetItem(&ctx, req, &resp)));
   if (descriptor) *descriptor = resp.array();
-  return OkStatus();
+  return WaitReady(resp.device_buffer());
 }
 
 Status DeviceClient::SetFrom(const std::string& store, const std::string& path,

@@ -3,11 +3,14 @@
 // steady-state reads open no handle, and a new epoch (server restart) drops the cache.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "client/client.h"
 #include "client/device_checksum.h"
@@ -80,11 +83,21 @@ class DeviceClient {
   Status SetFrom(const std::string& store, const std::string& path, const pb::Selection& selection,
                  const DeviceRegion& region, uint64_t offset, uint64_t nbytes);
 
+  // On (the default), the server answers once a result's copies are queued and this client
+  // waits on the result's ready event; off, the server waits before it answers.
+  void set_answer_before_ready(bool on) { answer_before_ready_ = on; }
+
   // How many IPC handles this client has opened so far.
   uint64_t handle_opens() const;
+  // How many of the server's ready events this client has opened so far.
+  uint64_t ready_events_opened() const;
 
  private:
   Result<std::shared_ptr<cuda::IpcMapping>> Map(const pb::DeviceBuffer& buffer);
+  // Waits for the result when the server answered before it was complete.
+  Status WaitReady(const pb::DeviceBuffer& buffer);
+  // Drops what was opened from an earlier server run; mutex_ held.
+  void UseEpoch(uint64_t epoch);
   Result<int> Ordinal(const std::string& gpu_uuid);
 
   Client& client_;
@@ -92,7 +105,13 @@ class DeviceClient {
   uint64_t epoch_ = 0;
   std::map<uint64_t, std::shared_ptr<cuda::IpcMapping>> slabs_;  // by slab id, for epoch_
   std::map<std::string, int> ordinals_;
+  // Ready events by id, for epoch_. Those of earlier runs are never used or destroyed again:
+  // using an imported event whose exporter destroyed it is undefined.
+  std::map<uint64_t, cudaEvent_t> ready_events_;
+  std::vector<cudaEvent_t> stale_events_;
   uint64_t opens_ = 0;
+  uint64_t ready_opens_ = 0;
+  bool answer_before_ready_ = true;
 };
 
 }  // namespace zarrd::client

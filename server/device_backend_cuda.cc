@@ -12,6 +12,7 @@
 #include "common/cuda/device_sink.h"
 #include "common/cuda/device_source.h"
 #include "common/cuda/ipc.h"
+#include "common/cuda/ready_events.h"
 #include "common/cuda/staging.h"
 #include "common/cuda/store_gpu.h"
 #include "server/client_process.h"
@@ -28,6 +29,7 @@ struct Device {
   cu::DeviceInfo info;
   std::shared_ptr<cu::DevicePool> pool;
   std::unique_ptr<cu::StagingPool> staging;
+  std::unique_ptr<cu::ReadyEvents> ready;
 };
 
 // A client's device allocation, opened here by IPC. Requests hold a reference while they use it.
@@ -39,6 +41,10 @@ struct DeviceRegion {
   int owner_pid;
   uint8_t* data() const { return mapping->base() + offset; }
 };
+
+// Reads in flight, answered before their results were ready, per device; beyond these a read
+// waits for its result before it answers.
+constexpr size_t kReadyEvents = 256;
 
 int64_t UnixMillis(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -68,6 +74,11 @@ class CudaDeviceBackend final : public DeviceBackend {
                                                    .export_ipc = true}));
     device->staging = std::make_unique<cu::StagingPool>(
         info.ordinal, 2 * std::max(2u, std::thread::hardware_concurrency()) + 2);
+    device->ready = std::make_unique<cu::ReadyEvents>(
+        info.ordinal, kReadyEvents, [uuid = info.uuid](const Status& s) {
+          spdlog::error("device {}: a DEVICE read failed after it answered: {}", uuid,
+                        s.ToString());
+        });
     spdlog::info("device {} ({}, ordinal {}): pool of {} MiB, slabs of {} MiB", info.uuid,
                  info.name, info.ordinal, capacity >> 20, std::min(dc.slab_bytes, capacity) >> 20);
     devices_.push_back(std::move(device));
@@ -110,7 +121,6 @@ class CudaDeviceBackend final : public DeviceBackend {
   Status Read(const Array& array, const ResolvedSelection& selection, const pb::GetItemRequest& req,
               const IoOptions& io, pb::GetItemResponse* resp) override {
     const uint64_t nbytes = resp->array().nbytes();
-    const size_t es = ItemSize(array.metadata()->dtype);
     auto* out = resp->mutable_device_buffer();
     out->set_server_epoch(epoch_);
     if (req.has_device_region()) {
@@ -125,8 +135,8 @@ class CudaDeviceBackend final : public DeviceBackend {
                                ", the result has " + std::to_string(nbytes));
       }
       ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), nbytes));
-      cu::DeviceSink sink(*region->device->staging, region->data() + target.offset(), es);
-      ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+      ZARRD_RETURN_IF_ERROR(ReadInto(*region->device, array, selection, req, io,
+                                     region->data() + target.offset(), region, out));
       out->set_gpu_uuid(region->device->info.uuid);
       out->set_offset(target.offset());
       out->set_nbytes(nbytes);
@@ -134,8 +144,8 @@ class CudaDeviceBackend final : public DeviceBackend {
     }
     ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.device_uuid()));
     ZARRD_ASSIGN_OR_RETURN(auto allocation, device->pool->Allocate(nbytes));
-    cu::DeviceSink sink(*device->staging, allocation->data(), es);
-    ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+    ZARRD_RETURN_IF_ERROR(
+        ReadInto(*device, array, selection, req, io, allocation->data(), allocation, out));
     ZARRD_ASSIGN_OR_RETURN(auto handle, device->pool->IpcHandle(allocation->slab_id()));
     Lease lease{.client_pid = req.client_pid(),
                 .data = allocation->data(),
@@ -242,6 +252,32 @@ class CudaDeviceBackend final : public DeviceBackend {
       if (d->info.uuid == uuid) return d.get();
     }
     return NotFound("device " + uuid + " is not served by this zarrd");
+  }
+
+  // Reads into `dst`. Asked to answer before the result is ready, it queues the work, records
+  // a ready event after it for `out` and returns; `hold` (the result's memory) and the GPU
+  // memory the copies read stay alive until the event completes.
+  static Status ReadInto(Device& device, const Array& array, const ResolvedSelection& selection,
+                         const pb::GetItemRequest& req, const IoOptions& io, uint8_t* dst,
+                         std::shared_ptr<const void> hold, pb::DeviceBuffer* out) {
+    cu::ReadyEvent* ready = nullptr;
+    if (req.answer_before_ready()) {
+      ZARRD_ASSIGN_OR_RETURN(ready, device.ready->Acquire());
+    }
+    cu::DeviceSink sink(*device.staging, dst, ItemSize(array.metadata()->dtype),
+                        ready ? ready->stream : nullptr);
+    Status read = array.ReadToSink(selection, sink, io);
+    if (ready == nullptr) return read;
+    if (!read.ok()) {
+      (void)device.ready->Abandon(ready);
+      return read;
+    }
+    auto held = sink.TakeHeld();
+    held.push_back(std::move(hold));
+    ZARRD_RETURN_IF_ERROR(device.ready->Record(ready, std::move(held)));
+    out->set_ready_event_id(ready->id);
+    out->set_ready_event_handle(ready->handle.data(), ready->handle.size());
+    return OkStatus();
   }
 
   Result<std::shared_ptr<DeviceRegion>> FindRegion(const std::string& id) {

@@ -42,6 +42,7 @@ json Get(zc::DeviceClient& devices, const std::string& store, const std::string&
   out["lease"] = (*array)->buffer().lease_id();
   out["slab"] = (*array)->buffer().slab_id();
   out["opens"] = devices.handle_opens();
+  out["ready_events_opened"] = devices.ready_events_opened();
   return out;
 }
 

@@ -152,15 +152,24 @@ Status DeviceSink::Finish() {
     }
     groups_.clear();
   }
+  // A slot's `done` may be recorded again by a later user of the slot, after more work on the
+  // same stream: waiting for that covers this result's work too.
   for (StagingSlot* slot : used_) {
-    Status s = CudaStatus(cudaEventSynchronize(slot->done), "device result");
+    Status s = join_ ? CudaStatus(cudaStreamWaitEvent(join_, slot->done, 0), "device result")
+                     : CudaStatus(cudaEventSynchronize(slot->done), "device result");
     if (status.ok()) status = s;
   }
   used_.clear();
   deferred_.clear();
-  keepalive_.clear();
+  if (join_) {
+    std::erase(keepalive_, nullptr);
+  } else {
+    keepalive_.clear();
+  }
   launch_status_ = OkStatus();
   return status;
 }
+
+std::vector<std::shared_ptr<const void>> DeviceSink::TakeHeld() { return std::move(keepalive_); }
 
 }  // namespace zarrd::cuda

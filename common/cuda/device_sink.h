@@ -3,7 +3,9 @@
 // the read, goes up in one transfer on its stream, and a kernel per chunk places them in the
 // result, while other chunks decode. A thread holds at most one slot, and none while it waits
 // for another. Fills and chunks already in GPU memory are batched into kernels as they come.
-// Finish uploads the slots not yet full and returns once the whole result is on the device.
+// Finish uploads the slots not yet full and returns once the whole result is on the device; or,
+// for a sink given a `join` stream, makes that stream wait for the result's work and returns at
+// once, and TakeHeld() then gives the GPU memory the queued copies still read.
 #pragma once
 
 #include <atomic>
@@ -24,8 +26,8 @@ class DeviceSink final : public ChunkSink {
  public:
   // `out` is device memory of the staging pool's device, holding the whole result of an array
   // with `elem_size`-byte elements.
-  DeviceSink(StagingPool& staging, uint8_t* out, size_t elem_size)
-      : staging_(staging), out_(out), elem_size_(elem_size) {}
+  DeviceSink(StagingPool& staging, uint8_t* out, size_t elem_size, cudaStream_t join = nullptr)
+      : staging_(staging), out_(out), elem_size_(elem_size), join_(join) {}
 
   void Start(size_t num_chunks) override;
   Result<Buffer> Begin(const Placement& p, size_t chunk_bytes) override;
@@ -39,6 +41,8 @@ class DeviceSink final : public ChunkSink {
   Status CommitDevice(const Placement& p, const DeviceValue& value) override;
   Status LeaveThread() override;
   Status Finish() override;
+  // After Finish on a `join` stream: what must stay alive until that stream passes this point.
+  std::vector<std::shared_ptr<const void>> TakeHeld();
 
   // Chunks go up in transfers of up to this many bytes: 1 MiB transfers moved 0.79-0.86 of the
   // H200's pinned H2D bandwidth, 4 MiB 0.92 (bench/upload_parts).
@@ -66,6 +70,7 @@ class DeviceSink final : public ChunkSink {
   StagingPool& staging_;
   uint8_t* out_;
   size_t elem_size_;
+  cudaStream_t join_;
   std::mutex mutex_;
   std::set<StagingSlot*> used_;  // slots with uploads or copies of this result queued
   std::mutex groups_mutex_;

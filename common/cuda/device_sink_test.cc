@@ -82,6 +82,24 @@ TEST_P(DeviceRead, SelectionsMatchTheReference) {
     Status s = (*array)->ReadToSink(*resolved, sink);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    // Finishing on a stream: the result is complete once the stream is; the chunks of a GPU
+    // store that the copies read are held.
+    cudaMemset(out, 0xAB, nbytes);
+    cudaStream_t join;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&join, cudaStreamNonBlocking), cudaSuccess);
+    DeviceSink joined(staging, out, 4, join);
+    s = (*array)->ReadToSink(*resolved, joined);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const auto held = joined.TakeHeld();
+    ASSERT_EQ(cudaStreamSynchronize(join), cudaSuccess);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    // Only chunks copied from GPU memory are held (the whole array touches stored ones).
+    if (std::string(store_kind) != "gpu" || std::string(codec_kind) != "raw") {
+      EXPECT_TRUE(held.empty());
+    } else if (std::string(text).empty()) {
+      EXPECT_FALSE(held.empty());
+    }
+    cudaStreamDestroy(join);
     cudaFree(out);
   }
 }

@@ -208,6 +208,47 @@ def test_two_processes_share_a_gpu_store_array(gpu_server):
             p.wait(timeout=30)
 
 
+def test_answer_before_ready_carries_an_event_that_orders_the_result(gpu_server):
+    stub = connect(gpu_server)
+    values = values_for("<f4", (2048, 2048), 5)
+    create(stub, "gmem", "big", v3((2048, 2048), (512, 512), [BYTES]))  # device to device
+    create(stub, "local", "big", v3((2048, 2048), (512, 512), CODECS["zstd"]))  # decoded on the host
+    for r in range(0, 2048, 256):
+        put(stub, "gmem", "big", values[r:r + 256], (slice(r, r + 256),))
+    put(stub, "local", "big", values)
+    mapper, events = Mapper(), {}
+    stream = cp.cuda.Stream(non_blocking=True)
+    for store in ("gmem", "local"):
+        for s in [(), (slice(None, None, -3), slice(7, None))]:
+            dev = get_device(stub, store, "big", s, answer_before_ready=True, client_pid=os.getpid())
+            b = dev.device_buffer
+            assert len(b.ready_event_handle) == 64 and b.ready_event_id >= 1, (store, s)
+            if b.ready_event_id not in events:
+                events[b.ready_event_id] = cp.cuda.runtime.ipcOpenEventHandle(b.ready_event_handle)
+            # Ordered on a stream of this process: a copy queued after the wait sees the result.
+            cp.cuda.runtime.streamWaitEvent(stream.ptr, events[b.ready_event_id], 0)
+            with stream:
+                copy = mapper.view(dev).copy()
+            stream.synchronize()
+            np.testing.assert_array_equal(cp.asnumpy(copy), values[s], err_msg=f"{store} {s}")
+            stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=b.lease_id))
+    # Not asked: the server waits before it answers and sends no event.
+    dev = get_device(stub, "gmem", "big")
+    assert dev.device_buffer.ready_event_handle == b"" and dev.device_buffer.ready_event_id == 0
+    np.testing.assert_array_equal(cp.asnumpy(mapper.view(dev)), values)
+    stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=dev.device_buffer.lease_id))
+    # A lease released before its result was complete keeps its memory until the copies end,
+    # then the pool has nothing in use.
+    for _ in range(5):
+        dev = get_device(stub, "gmem", "big", answer_before_ready=True)
+        stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=dev.device_buffer.lease_id))
+    for _ in range(500):
+        if pool(stub).in_use_bytes == 0:
+            break
+        time.sleep(0.01)
+    assert pool(stub).in_use_bytes == 0 and pool(stub).leases == 0
+
+
 def test_gpu_store_full_is_resource_exhausted(gpu_server):
     stub = connect(gpu_server)
     create(stub, "gmem", "huge", v3((9216, 8192), (1024, 1024), [BYTES]))  # 288 MiB of chunks
@@ -379,6 +420,9 @@ def test_cpp_client_opens_no_handle_after_warm_up_and_drops_them_on_restart(gpu_
             a = ask(f"get local c {text(s)}")
             assert (a["sum"], a["weighted"]) == checksum(values[s])
             assert a["opens"] == 1, f"request {i} opened a handle"
+        # The server answered before each result was complete; one read at a time reuses its
+        # ready events (freed once complete), so few are ever opened.
+        assert 1 <= a["ready_events_opened"] <= 4, a
         assert pool(stub).leases == 0  # each DeviceArray released its lease when destroyed
         ask("copy local c c2")  # SetItem from the lease of a DEVICE result
         host = stub.GetItem(pb.GetItemRequest(store="local", path="c2", prototype=pb.PROTOTYPE_HOST,
@@ -390,6 +434,7 @@ def test_cpp_client_opens_no_handle_after_warm_up_and_drops_them_on_restart(gpu_
         gpu_server.proc, gpu_server.log = restarted.proc, restarted.log
         a = ask("get local c 5")
         assert a["opens"] == 2 and (a["sum"], a["weighted"]) == checksum(values[5])
+        assert a["ready_events_opened"] >= 2  # the new run's event, not the old run's
     finally:
         probe.stdin.close()
         probe.wait(timeout=30)

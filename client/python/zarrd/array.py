@@ -148,8 +148,10 @@ class Array:
             request.prototype = pb.PROTOTYPE_DEVICE
             request.device_uuid = device or ""
             request.client_pid = self._client.pid
+            session = self._client.device_session()
+            request.answer_before_ready = session.waits_on_events()
             response = errors.call(self._client.stub.GetItem, request)
-            return self._client.device_session().view(response)
+            return session.view(response)
         if prototype != "host":
             raise ValueError(f'prototype must be "host" or "device", not {prototype!r}')
         request.prototype = pb.PROTOTYPE_HOST

@@ -108,8 +108,33 @@ class DeviceSession:
         self._stub = stub
         self._epoch = None
         self._slabs = {}
+        self._events = {}  # the server's ready events by id, for _epoch
+        self._stale_events = []  # of earlier server runs: never used or destroyed again
         self._ordinals = None
         self.handle_opens = 0
+        self.ready_events_opened = 0
+
+    def waits_on_events(self):
+        """True when this CuPy can open the server's ready events: the server may then answer
+        while the result's copies still run (GetItemRequest.answer_before_ready)."""
+        try:
+            import cupy as cp
+        except ImportError:
+            return False  # the server's answer, or view(), says what is missing
+        runtime = cp.cuda.runtime
+        return hasattr(runtime, "ipcOpenEventHandle") and hasattr(runtime, "eventSynchronize")
+
+    def _wait_ready(self, cp, device, buffer):
+        """Waits for a result the server answered about before it was complete."""
+        if not buffer.ready_event_handle:
+            return
+        event = self._events.get(buffer.ready_event_id)
+        with cp.cuda.Device(device):
+            if event is None:
+                event = cp.cuda.runtime.ipcOpenEventHandle(bytes(buffer.ready_event_handle))
+                self._events[buffer.ready_event_id] = event
+                self.ready_events_opened += 1
+            cp.cuda.runtime.eventSynchronize(event)
 
     def _table(self):
         if self._ordinals is None:
@@ -133,14 +158,16 @@ class DeviceSession:
         cp = cupy()
         b, d = response.device_buffer, response.array
         dtype = np.dtype(d.data_type)
-        if b.server_epoch != self._epoch:  # a restarted server: its old slabs are gone
-            self._slabs, self._epoch = {}, b.server_epoch
+        if b.server_epoch != self._epoch:  # a restarted server: its old slabs and events are gone
+            self._stale_events.extend(self._events.values())
+            self._slabs, self._events, self._epoch = {}, {}, b.server_epoch
         device = self.ordinal(b.gpu_uuid)
         mapping = self._slabs.get(b.slab_id)
         if mapping is None:
             mapping = self._slabs[b.slab_id] = _Mapping(cp, device, b.ipc_handle)
             self.handle_opens += 1
         lease = _Lease(self._stub, b.lease_id, mapping)
+        self._wait_ready(cp, device, b)
         memory = cp.cuda.UnownedMemory(mapping.ptr + b.offset, max(b.nbytes, 1), lease, device)
         return cp.ndarray(tuple(d.shape), dtype, cp.cuda.MemoryPointer(memory, 0))
 
