@@ -67,7 +67,8 @@ void DeviceClient::UseEpoch(uint64_t epoch) {
   epoch_ = epoch;
 }
 
-Status DeviceClient::WaitReady(const pb::DeviceBuffer& buffer) {
+Status DeviceClient::WaitReady(const pb::DeviceBuffer& buffer,
+                               std::optional<cudaStream_t> ready_on) {
   if (buffer.ready_event_handle().empty()) return OkStatus();
   if (buffer.ready_event_handle().size() != sizeof(cudaIpcEventHandle_t)) {
     return DataLoss("the server sent a ready event handle of " +
@@ -91,6 +92,10 @@ Status DeviceClient::WaitReady(const pb::DeviceBuffer& buffer) {
       ++ready_opens_;
     }
   }
+  if (ready_on) {
+    return cuda::CudaStatus(cudaStreamWaitEvent(*ready_on, event, 0),
+                            "ordering a stream after the DEVICE result");
+  }
   return cuda::CudaStatus(cudaEventSynchronize(event), "waiting for the DEVICE result");
 }
 
@@ -107,7 +112,8 @@ uint64_t DeviceClient::handle_opens() const {
 Result<std::unique_ptr<DeviceArray>> DeviceClient::Get(const std::string& store,
                                                        const std::string& path,
                                                        const pb::Selection& selection,
-                                                       const std::string& gpu_uuid) {
+                                                       const std::string& gpu_uuid,
+                                                       std::optional<cudaStream_t> ready_on) {
   pb::GetItemRequest req;
   req.set_store(store);
   req.set_path(path);
@@ -126,7 +132,7 @@ Result<std::unique_ptr<DeviceArray>> DeviceClient::Get(const std::string& store,
   // From here on the lease is released if mapping fails.
   ZARRD_ASSIGN_OR_RETURN(array->mapping_, Map(resp.device_buffer()));
   array->data_ = array->mapping_->base() + resp.device_buffer().offset();
-  ZARRD_RETURN_IF_ERROR(WaitReady(resp.device_buffer()));
+  ZARRD_RETURN_IF_ERROR(WaitReady(resp.device_buffer(), ready_on));
   return array;
 }
 
@@ -170,7 +176,8 @@ Result<std::unique_ptr<DeviceRegion>> DeviceClient::RegisterRegion(void* data, u
 
 Status DeviceClient::GetInto(const std::string& store, const std::string& path,
                              const pb::Selection& selection, const DeviceRegion& region,
-                             uint64_t offset, uint64_t nbytes, pb::ArrayDescriptor* descriptor) {
+                             uint64_t offset, uint64_t nbytes, pb::ArrayDescriptor* descriptor,
+                             std::optional<cudaStream_t> ready_on) {
   pb::GetItemRequest req;
   req.set_store(store);
   req.set_path(path);
@@ -186,7 +193,7 @@ Status DeviceClient::GetInto(const std::string& store, const std::string& path,
   pb::GetItemResponse resp;
   ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().GetItem(&ctx, req, &resp)));
   if (descriptor) *descriptor = resp.array();
-  return WaitReady(resp.device_buffer());
+  return WaitReady(resp.device_buffer(), ready_on);
 }
 
 Status DeviceClient::SetFrom(const std::string& store, const std::string& path,

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,12 @@ class DeviceClient {
   explicit DeviceClient(Client& client) : client_(client) {}
 
   // Reads the selection into the server's GPU memory on `gpu_uuid` ("" the server's first).
+  // The result is complete when Get returns; given `ready_on`, Get returns once the server
+  // answers, and the result is complete in that stream's order instead.
   Result<std::unique_ptr<DeviceArray>> Get(const std::string& store, const std::string& path,
                                            const pb::Selection& selection,
-                                           const std::string& gpu_uuid = "");
+                                           const std::string& gpu_uuid = "",
+                                           std::optional<cudaStream_t> ready_on = std::nullopt);
   // Writes a DEVICE result (possibly changed by this process) into a selection.
   Status SetFromArray(const std::string& store, const std::string& path,
                       const pb::Selection& selection, const DeviceArray& array);
@@ -79,7 +83,8 @@ class DeviceClient {
   Result<std::unique_ptr<DeviceRegion>> RegisterRegion(void* data, uint64_t nbytes);
   Status GetInto(const std::string& store, const std::string& path, const pb::Selection& selection,
                  const DeviceRegion& region, uint64_t offset, uint64_t nbytes,
-                 pb::ArrayDescriptor* descriptor = nullptr);
+                 pb::ArrayDescriptor* descriptor = nullptr,
+                 std::optional<cudaStream_t> ready_on = std::nullopt);
   Status SetFrom(const std::string& store, const std::string& path, const pb::Selection& selection,
                  const DeviceRegion& region, uint64_t offset, uint64_t nbytes);
 
@@ -94,8 +99,9 @@ class DeviceClient {
 
  private:
   Result<std::shared_ptr<cuda::IpcMapping>> Map(const pb::DeviceBuffer& buffer);
-  // Waits for the result when the server answered before it was complete.
-  Status WaitReady(const pb::DeviceBuffer& buffer);
+  // Waits for the result, here or on `ready_on`, when the server answered before it was
+  // complete.
+  Status WaitReady(const pb::DeviceBuffer& buffer, std::optional<cudaStream_t> ready_on);
   // Drops what was opened from an earlier server run; mutex_ held.
   void UseEpoch(uint64_t epoch);
   Result<int> Ordinal(const std::string& gpu_uuid);

@@ -2,6 +2,8 @@
 // line on stdin; each prints one JSON line (or {"error": ...}).
 //   get STORE PATH [SELECTION]      DEVICE read through DeviceClient: the checksum computed on
 //                                   the GPU, lease and slab, and the IPC handles opened so far
+//   stream STORE PATH [SELECTION]   the same read complete in the order of a stream of this
+//                                   process: copied on that stream, then the copy's checksum
 //   host STORE PATH                 HOST read of all of PATH through Client::Get (bytes transport)
 //   copy STORE SRC DST              DEVICE read of all of SRC, written back into all of DST from
 //                                   the lease (SetItem from GPU memory)
@@ -12,6 +14,7 @@
 // (its handle cache) lives as long as the process.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -43,6 +46,35 @@ json Get(zc::DeviceClient& devices, const std::string& store, const std::string&
   out["slab"] = (*array)->buffer().slab_id();
   out["opens"] = devices.handle_opens();
   out["ready_events_opened"] = devices.ready_events_opened();
+  return out;
+}
+
+json StreamGet(zc::DeviceClient& devices, const std::string& store, const std::string& path,
+               const std::string& text) {
+  auto sel = zc::SelectionFromText(text);
+  if (!sel.ok()) return Error(sel.status());
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    return {{"error", "cudaStreamCreate"}};
+  }
+  json out;
+  auto array = devices.Get(store, path, *sel, "", stream);
+  if (!array.ok()) {
+    out = Error(array.status());
+  } else {
+    void* copy = nullptr;
+    const uint64_t nbytes = (*array)->nbytes();
+    if (cudaMalloc(&copy, std::max<uint64_t>(nbytes, 1)) != cudaSuccess ||
+        cudaMemcpyAsync(copy, (*array)->data(), nbytes, cudaMemcpyDeviceToDevice, stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess) {
+      out = {{"error", "the copy on the stream failed"}};
+    } else {
+      out = Checksum(copy, nbytes, (*array)->device());
+    }
+    cudaFree(copy);
+  }
+  cudaStreamDestroy(stream);
   return out;
 }
 
@@ -112,6 +144,9 @@ int main(int argc, char** argv) {
     if (cmd == "get") {
       std::getline(in, b);
       out = Get(devices, store, a, b);
+    } else if (cmd == "stream") {
+      std::getline(in, b);
+      out = StreamGet(devices, store, a, b);
     } else if (cmd == "host") {
       out = HostGet(**client, store, a, &host_buffer);
     } else if (cmd == "copy") {

@@ -423,6 +423,9 @@ def test_cpp_client_opens_no_handle_after_warm_up_and_drops_them_on_restart(gpu_
         # The server answered before each result was complete; one read at a time reuses its
         # ready events (freed once complete), so few are ever opened.
         assert 1 <= a["ready_events_opened"] <= 4, a
+        for s in [(), (slice(3, None, 5), slice(None, None, -2))]:  # complete in a stream's order
+            a = ask(f"stream local c {text(s)}")
+            assert (a["sum"], a["weighted"]) == checksum(values[s])
         assert pool(stub).leases == 0  # each DeviceArray released its lease when destroyed
         ask("copy local c c2")  # SetItem from the lease of a DEVICE result
         host = stub.GetItem(pb.GetItemRequest(store="local", path="c2", prototype=pb.PROTOTYPE_HOST,

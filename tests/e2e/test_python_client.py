@@ -285,6 +285,17 @@ def test_gpu_reads_writes_leases_and_handle_cache(client):
     assert session.handle_opens == opens == 1
     # Each read was answered before its result was complete; its ready events were reused.
     assert 1 <= session.ready_events_opened <= 4
+    # Complete in a stream's order: work queued on the stream after get sees the result.
+    stream = cp.cuda.Stream(non_blocking=True)
+    for s in SELECTIONS:
+        got = a.get(s, prototype="device", stream=stream)
+        with stream:
+            copy = got.copy()
+        stream.synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(copy), values[s])
+    with pytest.raises(ValueError, match="device results only"):
+        a.get(prototype="host", stream=stream)
+    del got, copy  # their leases end with them
     gc.collect()
     info = lambda: client.stub.ServerInfo(zarrd.client.pb.ServerInfoRequest()).pools[0]  # noqa: E731
     assert info().leases == 0

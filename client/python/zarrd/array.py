@@ -139,9 +139,12 @@ class Array:
         out = self.get(key, prototype=self._default_prototype())
         return out[()] if out.ndim == 0 and isinstance(out, np.ndarray) else out
 
-    def get(self, selection=(), prototype="host", device=None):
+    def get(self, selection=(), prototype="host", device=None, stream=None):
         """Reads `selection`: a NumPy array (prototype "host") or a CuPy array in GPU memory
-        (prototype "device", on `device`: a GPU UUID, default the server's first)."""
+        (prototype "device", on `device`: a GPU UUID, default the server's first). A device
+        result is complete when get returns; given a CuPy `stream`, get returns as soon as the
+        server answers and the result is complete in that stream's order instead: work queued
+        on `stream` afterwards sees it, other streams must wait for `stream` first."""
         sel, shape = to_proto(selection, self.shape)
         request = pb.GetItemRequest(store=self.store, path=self.path, selection=sel)
         if prototype == "device":
@@ -151,7 +154,9 @@ class Array:
             session = self._client.device_session()
             request.answer_before_ready = session.waits_on_events()
             response = errors.call(self._client.stub.GetItem, request)
-            return session.view(response)
+            return session.view(response, stream)
+        if stream is not None:
+            raise ValueError("stream applies to device results only")
         if prototype != "host":
             raise ValueError(f'prototype must be "host" or "device", not {prototype!r}')
         request.prototype = pb.PROTOTYPE_HOST

@@ -122,10 +122,12 @@ class DeviceSession:
         except ImportError:
             return False  # the server's answer, or view(), says what is missing
         runtime = cp.cuda.runtime
-        return hasattr(runtime, "ipcOpenEventHandle") and hasattr(runtime, "eventSynchronize")
+        return all(hasattr(runtime, f) for f in
+                   ("ipcOpenEventHandle", "eventSynchronize", "streamWaitEvent"))
 
-    def _wait_ready(self, cp, device, buffer):
-        """Waits for a result the server answered about before it was complete."""
+    def _wait_ready(self, cp, device, buffer, stream):
+        """Waits for a result the server answered about before it was complete: here, or on
+        `stream` when one is given."""
         if not buffer.ready_event_handle:
             return
         event = self._events.get(buffer.ready_event_id)
@@ -134,7 +136,10 @@ class DeviceSession:
                 event = cp.cuda.runtime.ipcOpenEventHandle(bytes(buffer.ready_event_handle))
                 self._events[buffer.ready_event_id] = event
                 self.ready_events_opened += 1
-            cp.cuda.runtime.eventSynchronize(event)
+            if stream is None:
+                cp.cuda.runtime.eventSynchronize(event)
+            else:
+                cp.cuda.runtime.streamWaitEvent(stream.ptr, event, 0)
 
     def _table(self):
         if self._ordinals is None:
@@ -153,8 +158,8 @@ class DeviceSession:
     def uuid(self, ordinal):
         return {v: k for k, v in self._table().items()}[ordinal]
 
-    def view(self, response):
-        """The CuPy array of a DEVICE GetItem response."""
+    def view(self, response, stream=None):
+        """The CuPy array of a DEVICE GetItem response, complete now or in `stream`'s order."""
         cp = cupy()
         b, d = response.device_buffer, response.array
         dtype = np.dtype(d.data_type)
@@ -167,7 +172,7 @@ class DeviceSession:
             mapping = self._slabs[b.slab_id] = _Mapping(cp, device, b.ipc_handle)
             self.handle_opens += 1
         lease = _Lease(self._stub, b.lease_id, mapping)
-        self._wait_ready(cp, device, b)
+        self._wait_ready(cp, device, b, stream)
         memory = cp.cuda.UnownedMemory(mapping.ptr + b.offset, max(b.nbytes, 1), lease, device)
         return cp.ndarray(tuple(d.shape), dtype, cp.cuda.MemoryPointer(memory, 0))
 
