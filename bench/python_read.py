@@ -5,7 +5,9 @@ run against one zarrd.
 
     python3 bench/python_read.py --zarrd "CMD" --probe "CMD" --dir DIR [--repeat R]
 
-The Python client's HOST read is also given by its number of streams (Client.read_streams).
+HOST reads are given with each client's default transport (over the Unix socket: bands through
+shared-memory scratch regions) and through the bytes transport, the Python client's also by its
+number of streams (Client.read_streams).
 Rates are array bytes over the best of R steady-state reads (the first read is a warm-up)."""
 import argparse
 import json
@@ -19,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "client" / "python"))
 import zarrd  # noqa: E402
+from zarrd import host_region  # noqa: E402
 
 
 def best(repeat, fn):
@@ -50,12 +53,21 @@ def main():
         a = client.open_array("bench", "r1")
         nbytes = a.nbytes
         rate = lambda s: nbytes / s / 1e9  # noqa: E731
+        py_shm = rate(best(args.repeat, lambda: a.get(prototype="host")))
+        defaults = (host_region.BANDS_IN_FLIGHT, host_region.BAND_BYTES)
+        by_bands = {}
+        for in_flight, band_mib in [(8, 32), (4, 64), (8, 16), (2, 32)]:
+            host_region.BANDS_IN_FLIGHT, host_region.BAND_BYTES = in_flight, band_mib << 20
+            by_bands[in_flight, band_mib] = rate(best(args.repeat, lambda: a.get(prototype="host")))
+        host_region.BANDS_IN_FLIGHT, host_region.BAND_BYTES = defaults
         default_streams = client.read_streams
+        client.host_regions.enabled = False  # the bytes transport
         by_streams = {}
         for streams in sorted({1, 2, 4, 8, default_streams}):
             client.read_streams = streams
             by_streams[streams] = rate(best(args.repeat, lambda: a.get(prototype="host")))
         client.read_streams = default_streams
+        client.host_regions.enabled = True
         py_host = by_streams[default_streams]
         probe = subprocess.Popen([*shlex.split(args.probe), f"unix:{socket}"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
@@ -65,8 +77,13 @@ def main():
             probe.stdin.flush()
             answer = json.loads(probe.stdout.readline())
             assert "error" not in answer, answer
-        cpp_host = rate(best(args.repeat, lambda: ask("host bench r1")))
-        rows = [("Python client HOST (bytes transport)", py_host, f"{100 * py_host / cpp_host:.0f}% of the C++ client [target >= 90%]"),
+        cpp_shm = rate(best(args.repeat, lambda: ask("host bench r1")))
+        cpp_host = rate(best(args.repeat, lambda: ask("host-bytes bench r1")))
+        rows = [("Python client HOST (shared-memory bands)", py_shm, f"{100 * py_shm / cpp_shm:.0f}% of the C++ client [target >= 90%]"),
+                ("C++ client HOST (shared-memory bands)", cpp_shm, ""),
+                *[(f"  Python, {n} bands of {mib} MiB in flight", r, f"{100 * r / cpp_shm:.0f}% of the C++ client")
+                  for (n, mib), r in by_bands.items()],
+                ("Python client HOST (bytes transport)", py_host, f"{100 * py_host / cpp_host:.0f}% of the C++ client"),
                 ("C++ client HOST (bytes transport)", cpp_host, "")]
         rows += [(f"  Python client HOST, {n} stream(s)", r, f"{100 * r / cpp_host:.0f}% of the C++ client")
                  for n, r in by_streams.items()]

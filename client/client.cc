@@ -214,28 +214,19 @@ Status Client::Get(const std::string& store, const std::string& path,
   };
   // Over the Unix socket, results past 64 KiB are decoded by the server into reused shared
   // memory: one copy here instead of protobuf bytes through the socket.
-  constexpr size_t kScratchMin = 64 << 10, kScratchMax = 64 << 20;
-  if (use_shared_memory_ && prototype != pb::PROTOTYPE_DEVICE && size > kScratchMin &&
-      size <= kScratchMax) {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      auto region = TakeScratch(size);
-      if (!region.ok()) {
-        // No room in /dev/shm: bytes this time. Otherwise the server cannot map this process's
-        // shared memory (another host, another /dev/shm): bytes from now on.
-        if (region.status().code() != StatusCode::kResourceExhausted) use_shared_memory_ = false;
-        break;
+  constexpr size_t kScratchMin = 64 << 10;
+  if (use_shared_memory_ && prototype != pb::PROTOTYPE_DEVICE && size > kScratchMin) {
+    if (size <= scratch_max_bytes_) {
+      ZARRD_ASSIGN_OR_RETURN(bool done,
+                             GetThroughScratch(store, path, selection, out, size, descriptor));
+      if (done) return OkStatus();
+    } else {
+      auto bands = Bands(store, path, selection, 1, scratch_band_bytes_, scratch_max_bytes_);
+      if (bands.ok() && bands->size() > 1) {
+        ZARRD_ASSIGN_OR_RETURN(bool done,
+                               GetScratchBands(store, path, *bands, out, size, descriptor));
+        if (done) return OkStatus();
       }
-      Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
-      if (s.code() == StatusCode::kNotFound && attempt == 0 &&
-          s.message().find("host region") != std::string::npos) {
-        // zarrd restarted since the region was registered, and its regions went with it.
-        (*region)->stub_ = nullptr;
-        ForgetScratch();
-        continue;
-      }
-      if (s.ok()) std::memcpy(out, (*region)->data(), size);
-      ReturnScratch(std::move(*region));
-      return s;
     }
   }
   if (size <= info_.max_unary_result_bytes()) {
@@ -267,6 +258,66 @@ Status Client::Get(const std::string& store, const std::string& path,
                     std::to_string(size) + " bytes");
   }
   return OkStatus();
+}
+
+Result<bool> Client::GetThroughScratch(const std::string& store, const std::string& path,
+                                       const pb::Selection& selection, void* out, size_t size,
+                                       pb::ArrayDescriptor* descriptor) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto region = TakeScratch(size);
+    if (!region.ok()) {
+      // No room in /dev/shm: bytes this time. Otherwise the server cannot map this process's
+      // shared memory (another host, another /dev/shm): bytes from now on.
+      if (region.status().code() != StatusCode::kResourceExhausted) use_shared_memory_ = false;
+      return false;
+    }
+    Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
+    if (s.code() == StatusCode::kNotFound && attempt == 0 &&
+        s.message().find("host region") != std::string::npos) {
+      // zarrd restarted since the region was registered, and its regions went with it.
+      (*region)->stub_ = nullptr;
+      ForgetScratch();
+      continue;
+    }
+    if (s.ok()) std::memcpy(out, (*region)->data(), size);
+    ReturnScratch(std::move(*region));
+    ZARRD_RETURN_IF_ERROR(s);
+    return true;
+  }
+  return false;
+}
+
+Result<bool> Client::GetScratchBands(const std::string& store, const std::string& path,
+                                     const std::vector<Band>& bands, void* out, size_t size,
+                                     pb::ArrayDescriptor* descriptor) {
+  std::vector<Status> status(bands.size());
+  std::vector<char> done(bands.size(), 0);
+  std::vector<pb::ArrayDescriptor> first(bands.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < std::min(kScratchBandsInFlight, bands.size()); ++t) {
+    threads.emplace_back([&] {
+      for (size_t b; (b = next.fetch_add(1)) < bands.size();) {
+        auto got = GetThroughScratch(store, path, bands[b].selection,
+                                     static_cast<uint8_t*>(out) + bands[b].offset, bands[b].nbytes,
+                                     &first[b]);
+        if (!got.ok()) status[b] = got.status();
+        done[b] = got.ok() && *got;
+        if (!done[b]) next = bands.size();  // the rest would fail alike
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) ZARRD_RETURN_IF_ERROR(s);
+  if (std::find(done.begin(), done.end(), 0) != done.end()) return false;
+  if (descriptor) {
+    *descriptor = first[0];
+    uint64_t rows = 0;
+    for (const auto& f : first) rows += f.shape_size() ? f.shape(0) : 0;
+    if (descriptor->shape_size()) descriptor->set_shape(0, rows);
+    descriptor->set_nbytes(size);
+  }
+  return true;
 }
 
 Result<std::unique_ptr<HostRegion>> Client::TakeScratch(size_t size) {
@@ -319,7 +370,8 @@ size_t Client::BandCount(size_t size) const {
 }
 
 Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const std::string& path,
-                                                const pb::Selection& selection, size_t streams) {
+                                                const pb::Selection& selection, size_t streams,
+                                                uint64_t band_bytes, uint64_t max_band_bytes) {
   ZARRD_ASSIGN_OR_RETURN(NodeInfo node, GetNode(store, path));
   ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(FromWire(selection), node.shape));
   size_t d0 = 0;
@@ -328,19 +380,27 @@ Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const 
   const DimSelection dim = sel.dims[d0];
   const uint64_t row_bytes =
       static_cast<uint64_t>(sel.num_elements() / dim.count) * node.item_size();
-  // Bands are cut at chunk boundaries of the first selected dimension where the step allows,
-  // so no chunk is decoded by two streams.
+  const int64_t max_rows =
+      max_band_bytes ? static_cast<int64_t>(max_band_bytes / row_bytes) : dim.count;
+  if (max_rows < 1) return std::vector<Band>{};
   const int64_t per_band =
-      (dim.count + static_cast<int64_t>(streams) - 1) / static_cast<int64_t>(streams);
+      band_bytes ? std::clamp<int64_t>(static_cast<int64_t>(band_bytes / row_bytes), 1, max_rows)
+                 : (dim.count + static_cast<int64_t>(streams) - 1) / static_cast<int64_t>(streams);
   const int64_t chunk = node.chunks.empty() ? 1 : node.chunks[d0];
   std::vector<Band> bands;
   int64_t k0 = 0;
   while (k0 < dim.count) {
     int64_t k1 = std::min(dim.count, k0 + per_band);
     if (dim.step == 1 && k1 < dim.count) {
-      const int64_t index = dim.start + k1;
-      const int64_t aligned = (index + chunk / 2) / chunk * chunk;  // nearest chunk boundary
-      if (aligned - dim.start > k0 && aligned - dim.start < dim.count) k1 = aligned - dim.start;
+      // The last chunk edge at or before k1; else the first after k0, if the band may be that
+      // long; else a cut inside a chunk.
+      const int64_t before = (dim.start + k1) / chunk * chunk - dim.start;
+      const int64_t after = ((dim.start + k0) / chunk + 1) * chunk - dim.start;
+      if (before > k0) {
+        k1 = before;
+      } else if (after - k0 <= max_rows) {
+        k1 = std::min(dim.count, after);
+      }
     }
     ResolvedSelection band = sel;
     band.dims[d0].start = dim.start + k0 * dim.step;

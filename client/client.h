@@ -107,6 +107,14 @@ class Client {
   bool use_shared_memory() const { return use_shared_memory_; }
   // Off: Get uses the bytes transport only (also chosen when the server cannot map our regions).
   void set_use_shared_memory(bool on) { use_shared_memory_ = on; }
+  // Over shared memory, Get reads results up to `max_bytes` through one reused scratch region,
+  // and larger ones in bands of about `band_bytes` cut on chunk edges, kScratchBandsInFlight at
+  // a time, each through a region of its own (defaults 64 and 32 MiB).
+  void set_scratch_sizes(size_t max_bytes, size_t band_bytes) {
+    scratch_max_bytes_ = std::max<size_t>(1, max_bytes);
+    scratch_band_bytes_ = std::clamp<size_t>(band_bytes, 1, scratch_max_bytes_);
+  }
+  static constexpr size_t kScratchBandsInFlight = 4;
   size_t read_streams() const { return read_streams_; }
   // Streams a large Get uses at most, each for a band of at least `min_band_bytes`.
   void set_read_streams(size_t n, size_t min_band_bytes = 16 << 20) {
@@ -120,8 +128,21 @@ class Client {
     uint64_t offset, nbytes;  // where the band's bytes go in the result
   };
   size_t BandCount(size_t size) const;
+  // Bands of the first selected dimension, cut on chunk edges where the step allows, so no
+  // chunk is decoded for two bands: `streams` of them about equal, or, with `band_bytes`, of
+  // about that size and at most `max_band_bytes` (none when one row is larger).
   Result<std::vector<Band>> Bands(const std::string& store, const std::string& path,
-                                  const pb::Selection& selection, size_t streams);
+                                  const pb::Selection& selection, size_t streams,
+                                  uint64_t band_bytes = 0, uint64_t max_band_bytes = 0);
+  // Reads through a scratch region into `out`; false when the server cannot use this process's
+  // shared memory now (the caller reads bytes instead).
+  Result<bool> GetThroughScratch(const std::string& store, const std::string& path,
+                                 const pb::Selection& selection, void* out, size_t size,
+                                 pb::ArrayDescriptor* descriptor);
+  // Bands through scratch regions, kScratchBandsInFlight at a time; false as above.
+  Result<bool> GetScratchBands(const std::string& store, const std::string& path,
+                               const std::vector<Band>& bands, void* out, size_t size,
+                               pb::ArrayDescriptor* descriptor);
   Status GetBands(const std::string& store, const std::string& path, const std::vector<Band>& bands,
                   void* out, size_t size, pb::ArrayDescriptor* descriptor);
   // The channel band `b` of a banded read streams on: the client's own for band 0, and for the
@@ -145,6 +166,8 @@ class Client {
   size_t read_streams_ = 2;
   size_t min_band_bytes_ = 16 << 20;
   std::atomic<bool> use_shared_memory_{false};
+  size_t scratch_max_bytes_ = 64 << 20;
+  size_t scratch_band_bytes_ = 32 << 20;
   std::mutex scratch_mutex_;
   std::vector<std::unique_ptr<HostRegion>> scratch_;  // destroyed before stub_ (declared after)
 };

@@ -192,6 +192,41 @@ TEST_P(ClientE2E, MidSizeReadsOverTheSocketGoThroughReusedScratchSharedMemory) {
   EXPECT_LE(regions, 4);  // reused, not one per read
 }
 
+// Results larger than a scratch region: bands cut on chunk edges, each through a region.
+TEST_P(ClientE2E, LargeReadsOverTheSocketGoThroughScratchBands) {
+  if (GetParam() != std::string("unix")) GTEST_SKIP() << "shared memory needs the Unix socket";
+  const std::vector<int64_t> shape = {700, 1000};
+  ASSERT_TRUE(client_->CreateArray("local", "scratch_bands", Meta(shape, {16, 250})).ok());
+  const auto values = zarrd::testing::Pattern(700 * 1000);
+  ASSERT_TRUE(
+      client_->Set("local", "scratch_bands", pb::Selection(), values.data(), values.size() * 4)
+          .ok());
+  client_->set_scratch_sizes(256 << 10, 96 << 10);
+  for (const char* text :
+       {"", "::-1", "650:2:-3", "..., 500:", "5:, ::-1", "17:600, 3", "1:700:3", "::7, ::-2"}) {
+    SCOPED_TRACE(text);
+    const auto sel = ResolveSelection(*ParseSelection(text), shape);
+    ASSERT_TRUE(sel.ok());
+    const auto expected = zarrd::testing::Reference(values, shape, *sel);
+    std::vector<int32_t> got(expected.size());
+    pb::ArrayDescriptor d;
+    auto s = client_->Get("local", "scratch_bands", *SelectionFromText(text), got.data(),
+                          got.size() * 4, &d);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
+    EXPECT_EQ(d.nbytes(), got.size() * 4);
+  }
+  client_->set_scratch_sizes(64 << 20, 32 << 20);
+  const std::string prefix = "zarrd-client-" + std::to_string(::getpid()) + "-";
+  int regions = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    regions += e.path().filename().string().rfind(prefix, 0) == 0;
+  }
+  EXPECT_GE(regions, 1);  // the reads went through shared memory
+  EXPECT_LE(regions, 4);  // and its regions were reused
+}
+
 TEST_P(ClientE2E, ScratchSharedMemoryReadsCarryOnAcrossARestartOfZarrd) {
   if (GetParam() != std::string("unix")) GTEST_SKIP() << "shared memory needs the Unix socket";
   const std::vector<int64_t> shape = {300, 100};

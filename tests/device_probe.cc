@@ -4,7 +4,9 @@
 //                                   the GPU, lease and slab, and the IPC handles opened so far
 //   stream STORE PATH [SELECTION]   the same read complete in the order of a stream of this
 //                                   process: copied on that stream, then the copy's checksum
-//   host STORE PATH                 HOST read of all of PATH through Client::Get (bytes transport)
+//   host STORE PATH                 HOST read of all of PATH through Client::Get (its default
+//                                   transport: shared memory over a Unix socket)
+//   host-bytes STORE PATH           the same through the bytes transport
 //   copy STORE SRC DST              DEVICE read of all of SRC, written back into all of DST from
 //                                   the lease (SetItem from GPU memory)
 //   region STORE PATH SRC_SEL DST_SEL
@@ -147,8 +149,11 @@ int main(int argc, char** argv) {
     } else if (cmd == "stream") {
       std::getline(in, b);
       out = StreamGet(devices, store, a, b);
-    } else if (cmd == "host") {
+    } else if (cmd == "host" || cmd == "host-bytes") {
+      const bool shared = (*client)->use_shared_memory();
+      (*client)->set_use_shared_memory(shared && cmd == "host");
       out = HostGet(**client, store, a, &host_buffer);
+      (*client)->set_use_shared_memory(shared);
     } else if (cmd == "copy") {
       in >> b;
       out = Copy(devices, store, a, b);

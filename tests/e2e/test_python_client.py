@@ -3,6 +3,7 @@ semantics checked against numpy on the same data, attributes, errors, interop wi
 zarr 2.x, the xarray backend, and on a GPU (CuPy present) the DEVICE cases."""
 import gc
 import os
+import re
 
 import shutil
 import uuid
@@ -358,6 +359,62 @@ def _sockets():
         except OSError:  # closed since the listing
             pass
     return count
+
+
+def test_chunk_aligned_bands_partition_the_result_on_chunk_edges():
+    from zarrd.selection import full_key
+    from zarrd.stream import chunk_aligned_bands
+    shape, chunk = (1000, 7), 64
+    for sel in [(), (slice(10, 990),), (slice(3, None, 5),), (slice(None, None, 64),),
+                (slice(None, None, -1),), (slice(900, 2, -7), 3), (5, slice(None))]:
+        key = full_key(sel, 2)
+        out_shape = np.empty(shape)[sel].shape
+        row_bytes = int(np.prod(out_shape[1:])) * 4
+        for target, most in [(100 * row_bytes, 200 * row_bytes), (10 * row_bytes, 40 * row_bytes)]:
+            bands = chunk_aligned_bands(key, shape, out_shape, 4, chunk, target, most)
+            assert bands is not None
+            rows = np.arange(1000)[key[0]] if isinstance(key[0], slice) else None
+            first = 0
+            for band_key, lo, n in bands:
+                assert lo == first and n >= 1 and n * row_bytes <= most, (sel, bands)
+                first += n
+                if rows is not None:
+                    np.testing.assert_array_equal(np.arange(1000)[band_key[0]], rows[lo:lo + n])
+            assert first == (out_shape[0] if out_shape else 1)
+            if rows is not None and key[0].indices(1000)[2] > 0:
+                # Forward steps: no chunk in two parts unless a chunk's rows exceed `most`.
+                chunks = [set(np.arange(1000)[b[0][0]] // chunk) for b in bands]
+                if chunk // key[0].indices(1000)[2] * row_bytes <= most:
+                    assert all(not (x & y) for i, x in enumerate(chunks) for y in chunks[i + 1:])
+    assert chunk_aligned_bands(full_key((), 2), shape, shape, 4, chunk, 8, 16) is None  # a row > 16 B
+
+
+def test_large_reads_through_shared_memory_bands_decode_each_chunk_once(tmp_path, monkeypatch):
+    from conftest import Server
+    from test_metrics import get, scrape
+    monkeypatch.setattr("zarrd.host_region.MAX_BYTES", 256 << 10)
+    monkeypatch.setattr("zarrd.host_region.BAND_BYTES", 96 << 10)
+    server = Server(tmp_path, {"max_unary_result_bytes": 4096})
+    url = re.search(r"metrics on (http://\S+)", server.log_text()).group(1)
+    client = zarrd.connect(server.unix)
+    a = client.create_array("local", "shm_bands", shape=(700, 3, 1000), dtype="float32",
+                            chunks=(16, 3, 250))
+    values = np.random.default_rng(6).standard_normal((700, 3, 1000)).astype("float32")
+    a[:] = values
+    sockets_before = _sockets()
+    before = scrape(url)
+    np.testing.assert_array_equal(a[:], values)
+    # 44 x 1 x 4 chunks, each decoded once: the bands (a row of chunks each) meet on chunk edges.
+    assert get(scrape(url), "zarrd_chunks_total", op="decoded") - \
+        get(before, "zarrd_chunks_total", op="decoded") == 44 * 4
+    for streams in (4, 1):
+        client.read_streams = streams
+        for s in [(slice(None, None, -1),), (slice(650, 2, -3), Ellipsis), (Ellipsis, 500),
+                  (2, slice(None), slice(None, None, 2)), (slice(5, None, 3), 1), (slice(17, 600),)]:
+            np.testing.assert_array_equal(a.get(s), values[s], err_msg=f"{streams} streams, {s}")
+    assert _sockets() == sockets_before  # nothing streamed: no band connections
+    client.close()
+    assert server.stop() == 0
 
 
 def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ from collections.abc import MutableMapping
 import grpc
 import numpy as np
 
-from zarrd import config, device, errors
+from zarrd import config, device, errors, host_region
 from zarrd.selection import full_key, to_proto
-from zarrd.stream import read_streamed
+from zarrd.stream import chunk_aligned_bands, read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
 
 _PIECE = 4 << 20
@@ -165,13 +165,24 @@ class Array:
             out = self._client.host_regions.read(request, shape, self.dtype.newbyteorder("<"))
             if out is not None:
                 return out
+        def request_for(key):
+            return pb.GetItemRequest(store=self.store, path=self.path, prototype=pb.PROTOTYPE_HOST,
+                                     selection=to_proto(key, self.shape)[0])
+        regions = self._client.host_regions
+        if regions.enabled and nbytes > host_region.MAX_BYTES:
+            key = full_key(selection, self.ndim)
+            axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), 0)
+            bands = chunk_aligned_bands(key, self.shape, shape, self.dtype.itemsize,
+                                        self.chunks[axis] if self.chunks else 1,
+                                        host_region.BAND_BYTES, host_region.MAX_BYTES)
+            if bands is not None:
+                out = regions.read_bands(bands, shape, self.dtype.newbyteorder("<"), request_for)
+                if out is not None:
+                    return out
         if nbytes <= self._client.info.max_unary_result_bytes:
             response = errors.call(self._client.stub.GetItem, request)
             return np.frombuffer(response.data, self.dtype.newbyteorder("<")).reshape(shape).copy() \
                 if response.data else np.empty(shape, self.dtype)
-        def request_for(key):
-            return pb.GetItemRequest(store=self.store, path=self.path, prototype=pb.PROTOTYPE_HOST,
-                                     selection=to_proto(key, self.shape)[0])
         return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
                              self.shape, shape, self.dtype.newbyteorder("<"), request_for)
 

@@ -1,6 +1,7 @@
 """HOST results of 64 KiB to 64 MiB decoded by the server straight into shared memory this client
 keeps, for clients on the server's host (a Unix socket), as the C++ client's Client::Get: no
-bytes cross the socket, and one copy out makes the caller's array. Regions are registered once
+bytes cross the socket, and one copy out makes the caller's array. Larger results are read in
+parts of about BAND_BYTES, cut on chunk edges, by parallel requests into such regions. Regions are registered once
 and reused; their names are unlinked as soon as the server has mapped them, so a crashed client
 leaves nothing in /dev/shm (the server drops its mapping when this process exits)."""
 import itertools
@@ -8,6 +9,7 @@ import mmap
 import os
 import secrets
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import numpy as np
@@ -16,6 +18,8 @@ from zarrd import errors
 from zarrd.v1 import zarrd_pb2 as pb
 
 MIN_BYTES, MAX_BYTES = 64 << 10, 64 << 20
+BAND_BYTES = 32 << 20
+BANDS_IN_FLIGHT = 4
 _KEEP = 4  # free regions kept for the next reads
 _counter = itertools.count()
 
@@ -40,9 +44,27 @@ class HostRegions:
     def wanted(self, nbytes):
         return self.enabled and MIN_BYTES <= nbytes <= MAX_BYTES
 
-    def read(self, request, shape, dtype):
-        """The result of the HOST GetItem `request` as a new array; None when the server cannot
-        use this process's shared memory (the caller reads bytes instead)."""
+    def read_bands(self, bands, out_shape, dtype, request_for):
+        """A result larger than MAX_BYTES, as a new array: each of `bands` (key, first row, rows)
+        decoded by the server into a region of its own, BANDS_IN_FLIGHT at a time, and copied
+        into its rows. None when the server cannot use this process's shared memory."""
+        out = np.empty(out_shape, dtype)
+        flat = out.reshape(-1).view(np.uint8)
+        row_bytes = int(np.prod(out_shape[1:], dtype=np.int64)) * dtype.itemsize
+
+        def read(band):
+            band_key, first, rows = band
+            into = flat[first * row_bytes:(first + rows) * row_bytes]
+            return self.read(request_for(band_key), (rows,) + tuple(out_shape[1:]), dtype, into)
+
+        with ThreadPoolExecutor(max(1, min(BANDS_IN_FLIGHT, len(bands)))) as pool:
+            done = list(pool.map(read, bands))
+        return out if all(d is not None for d in done) else None
+
+    def read(self, request, shape, dtype, into=None):
+        """The result of the HOST GetItem `request` as a new array, or copied into the bytes
+        `into` (then returned); None when the server cannot use this process's shared memory (the
+        caller reads bytes instead)."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         for attempt in range(2):
             region = self._take(nbytes)
@@ -63,8 +85,12 @@ class HostRegions:
             except BaseException:
                 self._give(region)
                 raise
-            out = np.frombuffer(region.memory, dtype, count=nbytes // dtype.itemsize) \
-                .reshape(shape).copy()
+            if into is not None:
+                into[:] = np.frombuffer(region.memory, np.uint8, count=nbytes)
+                out = into
+            else:
+                out = np.frombuffer(region.memory, dtype, count=nbytes // dtype.itemsize) \
+                    .reshape(shape).copy()
             self._give(region)
             return out
 
@@ -93,9 +119,12 @@ class HostRegions:
 
     def _give(self, region):
         with self._lock:
-            if len(self._free) < _KEEP:
-                self._free.append(region)
+            self._free.append(region)
+            if len(self._free) <= max(_KEEP, BANDS_IN_FLIGHT):
                 return
+            # Drop the smallest: the kept ones serve the sizes this process reads.
+            region = min(self._free, key=lambda r: r.size)
+            self._free.remove(region)
         self._drop(region)
 
     def _create(self, size):

@@ -66,6 +66,41 @@ def _bands(key, shape, out_shape, itemsize, max_streams):
     return bands
 
 
+def chunk_aligned_bands(key, shape, out_shape, itemsize, chunk_rows, target_bytes, max_bytes):
+    """Splits a full key along its first slice (the integers before it dropped, as `_bands`) into
+    parts of the result of about `target_bytes` whose edges fall on chunk edges of that axis, so
+    no chunk is decoded for two parts; at most `max_bytes` each. [(key, first result row, rows)],
+    or None when one result row is larger than `max_bytes`."""
+    axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), None)
+    row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
+    if axis is None or not out_shape:
+        return [(key, 0, out_shape[0] if out_shape else 1)] if row_bytes <= max_bytes else None
+    if row_bytes > max_bytes:
+        return None
+    start, _, step = key[axis].indices(shape[axis])
+    count = out_shape[0]
+    chunk_rows = max(1, chunk_rows)
+    bands, lo = [], 0
+    while lo < count:
+        hi = min(count, lo + max(1, target_bytes // row_bytes))
+        if hi < count and step > 0:
+            # The last chunk edge at or before source row start + hi * step, if it leaves the
+            # part non-empty; otherwise whole chunks up to max_bytes, else a cut inside a chunk.
+            edge = (start + hi * step) // chunk_rows * chunk_rows
+            cut = -(-(edge - start) // step)
+            if cut <= lo:
+                edge = (start + lo * step) // chunk_rows * chunk_rows + chunk_rows
+                cut = -(-(edge - start) // step)
+                if (cut - lo) * row_bytes > max_bytes:
+                    cut = lo + max_bytes // row_bytes
+            hi = min(count, max(cut, lo + 1))
+        stop = start + hi * step
+        part = slice(start + lo * step, None if stop < 0 else stop, step)
+        bands.append((key[:axis] + (part,) + key[axis + 1:], lo, hi - lo))
+        lo = hi
+    return bands
+
+
 def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for):
     """Reads `key` into a new array of `out_shape`; request_for(key) makes a GetItemRequest."""
     out = np.empty(out_shape, dtype)
