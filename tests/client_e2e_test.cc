@@ -127,6 +127,16 @@ TEST_P(ClientE2E, UnaryStreamedAndSharedMemoryReadsAgree) {
   }
 }
 
+// The C++ client's scratch shared-memory regions in /dev/shm.
+int ScratchRegionsOfThisProcess() {
+  const std::string prefix = "zarrd-client-" + std::to_string(::getpid()) + "-";
+  int regions = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    regions += e.path().filename().string().rfind(prefix, 0) == 0;
+  }
+  return regions;
+}
+
 // Large reads split into parallel streams, one band of the first selected dimension each.
 TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
   const std::vector<int64_t> shape = {300, 100};
@@ -183,11 +193,7 @@ TEST_P(ClientE2E, MidSizeReadsOverTheSocketGoThroughReusedScratchSharedMemory) {
             .ok());
     ASSERT_EQ(got, expected) << text;
   }
-  const std::string prefix = "zarrd-client-" + std::to_string(::getpid()) + "-";
-  int regions = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
-    regions += e.path().filename().string().rfind(prefix, 0) == 0;
-  }
+  const int regions = ScratchRegionsOfThisProcess();
   EXPECT_GE(regions, 1);
   EXPECT_LE(regions, 4);  // reused, not one per read
 }
@@ -218,11 +224,7 @@ TEST_P(ClientE2E, LargeReadsOverTheSocketGoThroughScratchBands) {
     EXPECT_EQ(d.nbytes(), got.size() * 4);
   }
   client_->set_scratch_sizes(64 << 20, 32 << 20);
-  const std::string prefix = "zarrd-client-" + std::to_string(::getpid()) + "-";
-  int regions = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
-    regions += e.path().filename().string().rfind(prefix, 0) == 0;
-  }
+  const int regions = ScratchRegionsOfThisProcess();
   EXPECT_GE(regions, 1);  // the reads went through shared memory
   EXPECT_LE(regions, 4);  // and its regions were reused
 }
