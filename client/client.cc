@@ -74,6 +74,17 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const TlsOptions& 
   return grpc::SslCredentials(options);
 }
 
+// The whole result's descriptor from its bands': the first band's, with the full first
+// dimension and `size` bytes.
+pb::ArrayDescriptor WholeDescriptor(const std::vector<pb::ArrayDescriptor>& bands, size_t size) {
+  pb::ArrayDescriptor whole = bands[0];
+  uint64_t rows = 0;
+  for (const auto& b : bands) rows += b.shape_size() ? b.shape(0) : 0;
+  if (whole.shape_size()) whole.set_shape(0, rows);
+  whole.set_nbytes(size);
+  return whole;
+}
+
 }  // namespace
 
 constexpr int kFrameBytes = 4 << 20, kWindowBytes = 64 << 20;
@@ -310,13 +321,7 @@ Result<bool> Client::GetScratchBands(const std::string& store, const std::string
   for (auto& t : threads) t.join();
   for (const Status& s : status) ZARRD_RETURN_IF_ERROR(s);
   if (std::find(done.begin(), done.end(), 0) != done.end()) return false;
-  if (descriptor) {
-    *descriptor = first[0];
-    uint64_t rows = 0;
-    for (const auto& f : first) rows += f.shape_size() ? f.shape(0) : 0;
-    if (descriptor->shape_size()) descriptor->set_shape(0, rows);
-    descriptor->set_nbytes(size);
-  }
+  if (descriptor) *descriptor = WholeDescriptor(first, size);
   return true;
 }
 
@@ -442,14 +447,7 @@ Status Client::GetBands(const std::string& store, const std::string& path,
   }
   for (auto& t : threads) t.join();
   for (const Status& s : status) ZARRD_RETURN_IF_ERROR(s);
-  if (descriptor) {
-    // The whole result's descriptor: the first band's, with the full first dimension.
-    *descriptor = first[0];
-    uint64_t rows = 0;
-    for (const auto& f : first) rows += f.shape_size() ? f.shape(0) : 0;
-    if (descriptor->shape_size()) descriptor->set_shape(0, rows);
-    descriptor->set_nbytes(size);
-  }
+  if (descriptor) *descriptor = WholeDescriptor(first, size);
   return OkStatus();
 }
 

@@ -161,15 +161,14 @@ Status DeviceSink::Finish() {
   }
   used_.clear();
   deferred_.clear();
-  if (join_) {
-    std::erase(keepalive_, nullptr);
-  } else {
-    keepalive_.clear();
-  }
+  if (!join_) keepalive_.clear();  // with a join stream, TakeHeld hands them on
   launch_status_ = OkStatus();
   return status;
 }
 
-std::vector<std::shared_ptr<const void>> DeviceSink::TakeHeld() { return std::move(keepalive_); }
+std::vector<std::shared_ptr<const void>> DeviceSink::TakeHeld() {
+  std::erase(keepalive_, nullptr);  // fills hold nothing
+  return std::move(keepalive_);
+}
 
 }  // namespace zarrd::cuda

@@ -170,11 +170,9 @@ class Array:
                                      selection=to_proto(key, self.shape)[0])
         regions = self._client.host_regions
         if regions.enabled and nbytes > host_region.MAX_BYTES:
-            key = full_key(selection, self.ndim)
-            axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), 0)
-            bands = chunk_aligned_bands(key, self.shape, shape, self.dtype.itemsize,
-                                        self.chunks[axis] if self.chunks else 1,
-                                        host_region.BAND_BYTES, host_region.MAX_BYTES)
+            bands = chunk_aligned_bands(full_key(selection, self.ndim), self.shape, shape,
+                                        self.dtype.itemsize, self.chunks, host_region.BAND_BYTES,
+                                        host_region.MAX_BYTES)
             if bands is not None:
                 out = regions.read_bands(bands, shape, self.dtype.newbyteorder("<"), request_for)
                 if out is not None:

@@ -47,31 +47,37 @@ def _pieces(raw):
     return offset, data
 
 
+def _first_slice(key):
+    """The axis of the first slice of a full key: the one bands split."""
+    return next((i for i, k in enumerate(key) if isinstance(k, slice)), None)
+
+
+def _band(key, axis, start, step, lo, hi):
+    """(key, lo, rows) of result rows [lo, hi) along `axis`, whose slice starts at `start`."""
+    stop = start + hi * step
+    part = slice(start + lo * step, None if stop < 0 else stop, step)
+    return key[:axis] + (part,) + key[axis + 1:], lo, hi - lo
+
+
 def _bands(key, shape, out_shape, itemsize, max_streams):
     """Splits a full key (one item per dimension) along its first slice, when the items before it
     are integers, into contiguous parts of the result: [(key, first result row, rows)]."""
-    axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), None)
+    axis = _first_slice(key)
     if axis is None or not out_shape:
         return [(key, 0, out_shape[0] if out_shape else 1)]
     start, stop, step = key[axis].indices(shape[axis])
     count = out_shape[0]
     row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
     n = int(min(max_streams, max(1, count * row_bytes // _BAND_BYTES), count))
-    bands = []
-    for i in range(n):
-        lo, hi = count * i // n, count * (i + 1) // n
-        band_stop = start + hi * step
-        part = slice(start + lo * step, None if band_stop < 0 else band_stop, step)
-        bands.append((key[:axis] + (part,) + key[axis + 1:], lo, hi - lo))
-    return bands
+    return [_band(key, axis, start, step, count * i // n, count * (i + 1) // n) for i in range(n)]
 
 
-def chunk_aligned_bands(key, shape, out_shape, itemsize, chunk_rows, target_bytes, max_bytes):
+def chunk_aligned_bands(key, shape, out_shape, itemsize, chunks, target_bytes, max_bytes):
     """Splits a full key along its first slice (the integers before it dropped, as `_bands`) into
-    parts of the result of about `target_bytes` whose edges fall on chunk edges of that axis, so
-    no chunk is decoded for two parts; at most `max_bytes` each. [(key, first result row, rows)],
-    or None when one result row is larger than `max_bytes`."""
-    axis = next((i for i, k in enumerate(key) if isinstance(k, slice)), None)
+    parts of the result of about `target_bytes` whose edges fall on edges of the array's `chunks`
+    along that axis, so no chunk is decoded for two parts; at most `max_bytes` each.
+    [(key, first result row, rows)], or None when one result row is larger than `max_bytes`."""
+    axis = _first_slice(key)
     row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
     if axis is None or not out_shape:
         return [(key, 0, out_shape[0] if out_shape else 1)] if row_bytes <= max_bytes else None
@@ -79,7 +85,7 @@ def chunk_aligned_bands(key, shape, out_shape, itemsize, chunk_rows, target_byte
         return None
     start, _, step = key[axis].indices(shape[axis])
     count = out_shape[0]
-    chunk_rows = max(1, chunk_rows)
+    chunk_rows = max(1, chunks[axis])
     bands, lo = [], 0
     while lo < count:
         hi = min(count, lo + max(1, target_bytes // row_bytes))
@@ -94,9 +100,7 @@ def chunk_aligned_bands(key, shape, out_shape, itemsize, chunk_rows, target_byte
                 if (cut - lo) * row_bytes > max_bytes:
                     cut = lo + max_bytes // row_bytes
             hi = min(count, max(cut, lo + 1))
-        stop = start + hi * step
-        part = slice(start + lo * step, None if stop < 0 else stop, step)
-        bands.append((key[:axis] + (part,) + key[axis + 1:], lo, hi - lo))
+        bands.append(_band(key, axis, start, step, lo, hi))
         lo = hi
     return bands
 
