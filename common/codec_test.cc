@@ -1,4 +1,4 @@
-// Codecs against numcodecs' own vectors (../shared/fixtures/numcodecs): every encoded.NN.dat
+// Codecs against numcodecs' own vectors (tests/data/peers/numcodecs): every encoded.NN.dat
 // decodes to array.NN.npy, and zarrd's encodings decode back to the input.
 #include "common/codec.h"
 

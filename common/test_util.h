@@ -9,7 +9,7 @@
 
 namespace zarrd::testing {
 
-// ../shared/fixtures, or $ZARRD_FIXTURES when set.
+// tests/data/peers (the peer fixtures), or $ZARRD_FIXTURES when set.
 std::string FixturesDir();
 bool ReadFile(const std::string& path, Bytes* out);
 

@@ -9,7 +9,7 @@ import pytest
 
 TOOL = os.environ.get("ZARRD_ENGINE_TOOL", "")
 FIXTURES = Path(os.environ.get("ZARRD_FIXTURES",
-                               Path(__file__).resolve().parents[3] / "shared" / "fixtures"))
+                               Path(__file__).resolve().parents[1] / "data" / "peers"))
 
 
 class ToolError(Exception):
