@@ -16,6 +16,7 @@ import xarray as xr
 
 import zarrd
 from test_metrics import get, scrape
+from test_python_client import cp, gpu
 from zarrd.xarray_backend import ZarrdBackendEntrypoint
 
 SELECTIONS = [(), 5, -1, (5, 3), (slice(None, None, -3), 2), (Ellipsis, slice(1, 30, 4)),
@@ -210,3 +211,26 @@ def test_chunks_aligned_indexing_like_numpy_and_close(server):
     lazy.close()
     with pytest.raises(ValueError, match="closed"):
         temp[0, 0, 0].values  # not read before: needs the connection the dataset closed
+
+
+@gpu
+def test_outer_and_vectorized_selections_on_the_gpu_equal_numpy(server, client):
+    values = make_values((50, 40, 30), seed=6)
+    a = client.create_array("local", "og", shape=values.shape, dtype="int32", chunks=(8, 8, 8))
+    a[:] = values
+    for key in OUTER:
+        got = a.get_orthogonal_selection(key, prototype="device")
+        assert isinstance(got, cp.ndarray)
+        np.testing.assert_array_equal(cp.asnumpy(got), numpy_outer(values, key), err_msg=str(key))
+    # The backend array, inside the process-wide flag (in a thread, as Dask's): the in-memory
+    # step of a vectorized selection runs on the CuPy result.
+    from xarray.core import indexing
+    from zarrd.xarray_backend import ZarrdBackendArray
+    backend = ZarrdBackendArray(a, host_only=False)
+    rows, cols = np.array([0, 49, 3, 3]), np.array([29, 0, 3, 7])
+    with zarrd.config.enable_gpu(globally=True):
+        points = _in_thread(lambda: backend[indexing.VectorizedIndexer((rows, slice(None), cols))])
+        outer = _in_thread(lambda: backend[indexing.OuterIndexer((rows, slice(2, 9), cols))])
+    assert isinstance(points, cp.ndarray) and isinstance(outer, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(points), values[rows, :, cols])
+    np.testing.assert_array_equal(cp.asnumpy(outer), numpy_outer(values, (rows, slice(2, 9), cols)))
