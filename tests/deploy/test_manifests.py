@@ -46,7 +46,8 @@ def objects():
 
 def validate(items):
     if not (VALIDATOR / "node_modules" / "kubernetes-models").is_dir():
-        pytest.fail("the validator is not installed: run scripts/dev build (npm ci in tests/deploy/k8s-validate)")
+        pytest.fail("the validator is not installed: scripts/dev build runs npm ci in "
+                    "tests/deploy/k8s-validate")
     return subprocess.run(["node", str(VALIDATOR / "validate.mjs")], input=json.dumps(items),
                           capture_output=True, text=True, timeout=120)
 

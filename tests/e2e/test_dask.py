@@ -2,8 +2,6 @@
 socket) serve one store, two worker processes are each bound to one of them by $ZARRD_ADDRESS,
 and a reduction of a dataset written by Debian's xarray + zarr, opened with engine="zarrd" and
 chunks={}, equals numpy's; each zarrd's metrics show it served part of the reads."""
-import json
-import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -110,4 +108,3 @@ def test_reduction_on_two_workers_each_bound_to_its_zarrd(tmp_path, shared_store
     finally:
         for n in nodes:
             n.stop()
-    shutil.rmtree(tmp_path / "shared")
