@@ -2,7 +2,7 @@
 GPU (inside `zarrd.config.enable_gpu()`), and an xarray backend (`zarrd.xarray_backend`)."""
 from zarrd import config
 from zarrd.array import Array, Attributes
-from zarrd.client import Client, connect
+from zarrd.client import Client, connect, shared_client
 from zarrd.errors import (AlreadyExistsError, DataLossError, FailedPreconditionError,
                           InvalidArgumentError, NotFoundError, OutOfRangeError,
                           PermissionDeniedError, ResourceExhaustedError, UnavailableError,
@@ -12,4 +12,4 @@ from zarrd.group import Group
 __all__ = ["AlreadyExistsError", "Array", "Attributes", "Client", "DataLossError",
            "FailedPreconditionError", "Group", "InvalidArgumentError", "NotFoundError",
            "OutOfRangeError", "PermissionDeniedError", "ResourceExhaustedError",
-           "UnavailableError", "ZarrdError", "config", "connect"]
+           "UnavailableError", "ZarrdError", "config", "connect", "shared_client"]

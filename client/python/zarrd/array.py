@@ -5,7 +5,8 @@ from collections.abc import MutableMapping
 import grpc
 import numpy as np
 
-from zarrd import config, device, errors, host_region
+from zarrd import config, device, errors, host_region, orthogonal
+from zarrd.node import Node
 from zarrd.selection import full_key, to_proto
 from zarrd.stream import chunk_aligned_bands, read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
@@ -57,14 +58,26 @@ class Attributes(MutableMapping):
         return repr(self._read())
 
 
-class Array:
+class _OIndex:
+    def __init__(self, array):
+        self._array = array
+
+    def __getitem__(self, selection):
+        return self._array.get_orthogonal_selection(selection)
+
+
+class Array(Node):
     """An array of a zarrd store. `a[sel]` reads (NumPy, or CuPy inside `enable_gpu()` for arrays
     of two or more dimensions), `a[sel] = value` writes NumPy, CuPy or anything with
-    `__cuda_array_interface__`."""
+    `__cuda_array_interface__`. `prototype` ("host" or "device") fixes where `a[sel]` puts its
+    result; None follows `zarrd.config.gpu_enabled()`. Arrays pickle (see zarrd.node)."""
 
-    def __init__(self, client, info):
-        self._client, self._info = client, info
-        self.store, self.path = info.store, info.path
+    def __init__(self, client, info, prototype=None):
+        super().__init__(client, info)
+        self.prototype = prototype
+
+    def _pickled_state(self):
+        return {"prototype": self.prototype}
 
     # Metadata, always from the host.
     @property
@@ -133,6 +146,8 @@ class Array:
 
     # Reads.
     def _default_prototype(self):
+        if self.prototype is not None:
+            return self.prototype
         return "device" if config.gpu_enabled() and self.ndim >= 2 else "host"
 
     def __getitem__(self, key):
@@ -183,6 +198,16 @@ class Array:
                 if response.data else np.empty(shape, self.dtype)
         return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
                              self.shape, shape, self.dtype.newbyteorder("<"), request_for)
+
+    def get_orthogonal_selection(self, selection, prototype=None):
+        """Reads an outer selection, as zarr's: per dimension an integer, a slice or a 1-d array
+        of integers or booleans (see zarrd.orthogonal for how it goes over the wire)."""
+        return orthogonal.read(self, selection, prototype or self._default_prototype())
+
+    @property
+    def oindex(self):
+        """`a.oindex[rows, cols]`: the orthogonal selection, as zarr's `Array.oindex`."""
+        return _OIndex(self)
 
     # Writes.
     def __setitem__(self, key, value):

@@ -19,9 +19,16 @@ def _read(path):
         return f.read()
 
 
+def default_address():
+    return os.environ.get("ZARRD_ADDRESS") or "unix:zarrd.sock"
+
+
 class Client:
     def __init__(self, address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):
-        self.address = address or os.environ.get("ZARRD_ADDRESS", "unix:zarrd.sock")
+        # What pickled nodes carry: `address` as given (None: the default of whoever unpickles).
+        self.spec = (address, timeout, tls_ca, tls_cert, tls_key)
+        self.address = address or default_address()
+        self.closed = False
         # Large HTTP/2 frames and receive window, as the C++ client (measured in bench/serve_read).
         options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
                    ("grpc.http2.max_frame_size", 4 << 20), ("grpc.http2.lookahead_bytes", 64 << 20)]
@@ -65,6 +72,7 @@ class Client:
         return self._device
 
     def close(self):
+        self.closed = True
         self.host_regions.close()
         for channel in self._band_channels:
             channel.close()
@@ -116,6 +124,33 @@ class Client:
 
     def delete(self, store, path):
         return errors.call(self.stub.DeleteNode, pb.NodeRequest(store=store, path=path.strip("/"))).keys_deleted
+
+
+_shared = {}
+_shared_lock = threading.Lock()
+_forked_away = []  # the parent's clients, kept from their finalizers, which would use its channels
+
+
+def _forget_shared_clients():
+    global _shared_lock
+    _forked_away.extend(_shared.values())
+    _shared.clear()
+    _shared_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared_clients)
+
+
+def shared_client(address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):
+    """This process's client for `address` (default $ZARRD_ADDRESS), made on first use and kept
+    for the life of the process; a forked child makes its own. Unpickled arrays and groups read
+    through it."""
+    key = (address or default_address(), tls_ca, tls_cert, tls_key)
+    with _shared_lock:
+        client = _shared.get(key)
+        if client is None or client.closed or client.pid != os.getpid():
+            client = _shared[key] = Client(address, timeout, tls_ca, tls_cert, tls_key)
+        return client
 
 
 def connect(address=None, timeout=10, tls_ca=None, tls_cert=None, tls_key=None):

@@ -3,6 +3,7 @@ import json
 
 from zarrd import errors
 from zarrd.array import Attributes
+from zarrd.node import Node
 from zarrd.v1 import zarrd_pb2 as pb
 
 
@@ -10,10 +11,8 @@ def _join(path, name):
     return f"{path}/{name}" if path else name
 
 
-class Group:
-    def __init__(self, client, info):
-        self._client, self._info = client, info
-        self.store, self.path = info.store, info.path
+class Group(Node):
+    """A group of a zarrd store; groups pickle like arrays (see zarrd.node)."""
 
     @property
     def attrs(self):

@@ -5,7 +5,13 @@
 (or engine="zarrd" where the package is installed, through its entry point). Variables are lazy;
 coordinates (1-d variables, and every variable named like a dimension) are read to the host as
 NumPy, so they can index; data variables of two or more dimensions are read to the GPU as CuPy
-inside `zarrd.config.enable_gpu()`."""
+inside `zarrd.config.enable_gpu()` (or its process-wide form).
+
+`chunks={}` gives Dask arrays aligned to the Zarr chunks (each variable's `preferred_chunks`).
+The variables pickle: on Dask distributed each worker reads through its own process's client,
+and a dataset opened without `address` reads, in a worker, from the worker's $ZARRD_ADDRESS
+(its node's zarrd). Outer and vectorized indexing go through zarrd.orthogonal (slices on the
+wire, the index lists picked out on the client). `ds.close()` closes the connection it opened."""
 import numpy as np
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.backends.common import AbstractDataStore
@@ -14,6 +20,7 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
 from zarrd import config
+from zarrd import device as zarrd_device
 from zarrd.client import connect
 
 
@@ -23,18 +30,28 @@ class ZarrdBackendArray(BackendArray):
         self.shape, self.dtype = array.shape, array.dtype
 
     def __getitem__(self, key):
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
-                                                  self._read)
-
-    def _read(self, key):
+        # xarray's explicit_indexing_adapter, but with its in-memory second step on CuPy too.
+        raw_key, rest = indexing.decompose_indexer(key, self.shape, indexing.IndexingSupport.OUTER)
         device = config.gpu_enabled() and not self.host_only
-        out = self.array.get(key, prototype="device" if device else "host")
-        return out
+        out = self.array.get_orthogonal_selection(raw_key.tuple, "device" if device else "host")
+        if not rest.tuple:
+            return out
+        if isinstance(out, np.ndarray):
+            return indexing.NumpyIndexingAdapter(out)[rest]
+        cp = zarrd_device.cupy()
+        where = indexing._outer_to_numpy_indexer(rest, out.shape) \
+            if isinstance(rest, indexing.OuterIndexer) else rest.tuple
+        return out[tuple(cp.asarray(k) if isinstance(k, np.ndarray) else k for k in where)]
 
 
 class ZarrdDataStore(AbstractDataStore):
-    def __init__(self, group):
-        self.group = group
+    def __init__(self, group, client=None):
+        self.group, self._client = group, client
+
+    def close(self):
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def _variable(self, name, array, dimension_names):
         from xarray import Variable
@@ -90,8 +107,13 @@ class ZarrdBackendEntrypoint(BackendEntrypoint):
                      mask_and_scale=True, decode_times=True, decode_coords=True, use_cftime=None,
                      decode_timedelta=None, concat_characters=True):
         store, path = _parse(str(filename_or_obj))
-        group = connect(address).open_group(store, path)
+        client = connect(address)
+        try:
+            data_store = ZarrdDataStore(client.open_group(store, path), client)
+        except BaseException:
+            client.close()
+            raise
         return StoreBackendEntrypoint().open_dataset(
-            ZarrdDataStore(group), mask_and_scale=mask_and_scale, decode_times=decode_times,
+            data_store, mask_and_scale=mask_and_scale, decode_times=decode_times,
             concat_characters=concat_characters, decode_coords=decode_coords,
             drop_variables=drop_variables, use_cftime=use_cftime, decode_timedelta=decode_timedelta)
