@@ -561,8 +561,9 @@ Status Client::SetFrom(const std::string& store, const std::string& path,
   return FromGrpc(stub_->SetItem(&ctx, req, &resp));
 }
 
-Result<bool> CheckHealth(const std::string& address, double timeout_s) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+Result<bool> CheckHealth(const std::string& address, double timeout_s, const TlsOptions& tls) {
+  ZARRD_ASSIGN_OR_RETURN(auto credentials, Credentials(tls));
+  auto channel = grpc::CreateChannel(address, credentials);
   grpc::GenericStub stub(channel);
   grpc::ClientContext ctx;
   ctx.set_wait_for_ready(true);
