@@ -9,7 +9,7 @@ import numpy as np
 from zarrd import errors
 from zarrd.wire import decode_piece
 
-_BAND_BYTES = 64 << 20
+MIN_BAND_BYTES = 16 << 20  # a streamed read is split in bands of at least this
 
 
 def _first_slice(key):
@@ -33,7 +33,7 @@ def _bands(key, shape, out_shape, itemsize, max_streams):
     start, stop, step = key[axis].indices(shape[axis])
     count = out_shape[0]
     row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
-    n = int(min(max_streams, max(1, count * row_bytes // _BAND_BYTES), count))
+    n = int(min(max_streams, max(1, count * row_bytes // MIN_BAND_BYTES), count))
     return [_band(key, axis, start, step, count * i // n, count * (i + 1) // n) for i in range(n)]
 
 
