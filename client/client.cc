@@ -1,14 +1,12 @@
 #include "client/client.h"
 
 #include <fcntl.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <random>
 #include <thread>
 
@@ -16,6 +14,7 @@
 #include "common/dtype.h"
 #include "common/file_util.h"
 #include "common/selection.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/selection_wire.h"
 
 namespace zarrd::client {
@@ -561,28 +560,20 @@ Status Client::SetFrom(const std::string& store, const std::string& path,
   return FromGrpc(stub_->SetItem(&ctx, req, &resp));
 }
 
-Result<bool> CheckHealth(const std::string& address, double timeout_s) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  grpc::GenericStub stub(channel);
+Result<bool> CheckHealth(const std::string& address, double timeout_s, const TlsOptions& tls) {
+  ZARRD_ASSIGN_OR_RETURN(auto credentials, Credentials(tls));
+  auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(address, credentials));
   grpc::ClientContext ctx;
   ctx.set_wait_for_ready(true);
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
-  grpc::Slice empty(std::string{});
-  grpc::ByteBuffer request(&empty, 1), response;  // HealthCheckRequest{service: ""}
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
-                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
-  grpc::Status status = done.get_future().get();
+  grpc::health::v1::HealthCheckRequest request;  // service "": the whole server
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&ctx, request, &response);
   if (!status.ok()) {
     return Unavailable("health check of " + address + ": " + status.error_message());
   }
-  std::vector<grpc::Slice> slices;
-  if (!response.Dump(&slices).ok()) return DataLoss("health check: unreadable reply");
-  std::string bytes;
-  for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
-  // HealthCheckResponse{status = 1 (SERVING)}: field 1, varint.
-  return bytes.size() == 2 && bytes[0] == 0x08 && bytes[1] == 0x01;
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
 }
 
 }  // namespace zarrd::client

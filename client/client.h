@@ -177,6 +177,7 @@ Status FromGrpc(const grpc::Status& status);
 // Asks the gRPC health service of the zarrd at `address` (grpc.health.v1.Health/Check, the
 // whole server): true when it answers SERVING, false when it answers otherwise (e.g. while
 // draining); UNAVAILABLE when nothing answers within `timeout_s`.
-Result<bool> CheckHealth(const std::string& address, double timeout_s = 5);
+Result<bool> CheckHealth(const std::string& address, double timeout_s = 5,
+                         const TlsOptions& tls = {});
 
 }  // namespace zarrd::client

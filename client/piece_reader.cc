@@ -1,56 +1,68 @@
 #include "client/piece_reader.h"
 
-#include <grpcpp/impl/rpc_method.h>
-#include <grpcpp/support/sync_stream.h>
-
-#include <cstring>
-#include <vector>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 
 #include "client/client.h"
+#include "proto/piece_wire.h"
 
 namespace zarrd::client {
 
 namespace {
 
-// A cursor over the slices of one message.
-class SliceCursor {
+// One server-streaming call through gRPC's generic stub, its operations completed one at a time
+// on a queue of its own (as the synchronous API does inside).
+class RawStream {
  public:
-  explicit SliceCursor(const std::vector<grpc::Slice>& slices) : slices_(slices) {}
+  RawStream(grpc::ChannelInterface* channel, const char* method, grpc::ClientContext* context)
+      // The stub does not own the caller's channel.
+      : stub_(std::shared_ptr<grpc::ChannelInterface>(std::shared_ptr<void>(), channel)),
+        call_(stub_.PrepareCall(context, method, &queue_)) {
+    call_->StartCall(this);
+    started_ = Wait();
+  }
+  ~RawStream() {
+    queue_.Shutdown();
+    void* tag;
+    bool ok;
+    while (queue_.Next(&tag, &ok)) {
+    }
+  }
 
-  bool done() {
-    while (slice_ < slices_.size() && at_ == slices_[slice_].size()) ++slice_, at_ = 0;
-    return slice_ == slices_.size();
-  }
-  bool Byte(uint8_t* b) {
-    if (done()) return false;
-    *b = slices_[slice_].begin()[at_++];
-    return true;
-  }
-  bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      uint8_t b;
-      if (!Byte(&b)) return false;
-      *v |= uint64_t{b & 0x7fu} << shift;
-      if (!(b & 0x80)) return true;
+  bool Send(const google::protobuf::Message& request) {
+    grpc::ByteBuffer bytes;
+    bool own = false;
+    if (!started_ ||
+        !grpc::SerializationTraits<google::protobuf::Message>::Serialize(request, &bytes, &own)
+             .ok()) {
+      return false;
     }
-    return false;
+    call_->WriteLast(bytes, grpc::WriteOptions(), this);
+    return Wait();
   }
-  // Copies n bytes to `to` (or skips them when `to` is null).
-  bool Take(size_t n, uint8_t* to) {
-    while (n > 0) {
-      if (done()) return false;
-      const size_t k = std::min(n, slices_[slice_].size() - at_);
-      if (to) std::memcpy(to, slices_[slice_].begin() + at_, k), to += k;
-      at_ += k;
-      n -= k;
-    }
-    return true;
+  bool Read(grpc::ByteBuffer* message) {
+    call_->Read(message, this);
+    return Wait();
+  }
+  grpc::Status Finish() {
+    grpc::Status status;
+    call_->Finish(&status, this);
+    Wait();
+    return status;
   }
 
  private:
-  const std::vector<grpc::Slice>& slices_;
-  size_t slice_ = 0, at_ = 0;
+  bool Wait() {
+    void* tag;
+    bool ok = false;
+    return queue_.Next(&tag, &ok) && ok;
+  }
+
+  grpc::CompletionQueue queue_;
+  grpc::GenericStub stub_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  bool started_ = false;
 };
 
 }  // namespace
@@ -59,68 +71,34 @@ Result<PieceStreamResult> ReadPieces(
     grpc::ChannelInterface* channel, const char* method, const google::protobuf::Message& request,
     grpc::ClientContext* context, uint8_t* out, size_t size,
     const std::function<Status(const v1::ArrayDescriptor&)>& on_first) {
-  const grpc::internal::RpcMethod rpc(method, grpc::internal::RpcMethod::SERVER_STREAMING);
-  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel, rpc, context,
-                                                                    request));
+  RawStream stream(channel, method, context);
   PieceStreamResult result;
   Status failed;
   grpc::ByteBuffer message;
-  std::vector<grpc::Slice> slices;
-  std::string descriptor;
   bool first = true;
-  while (failed.ok() && reader->Read(&message)) {
-    slices.clear();
-    if (!message.Dump(&slices).ok()) {
-      failed = DataLoss("a stream message could not be read");
-      break;
-    }
-    SliceCursor cursor(slices);
-    // Serializers write fields in number order, so a piece's offset (2) precedes its data (3).
-    uint64_t offset = 0;
-    while (failed.ok() && !cursor.done()) {
-      uint64_t tag, n;
-      if (!cursor.Varint(&tag)) {
-        failed = DataLoss("a stream message does not parse");
+  if (stream.Send(request)) {
+    while (failed.ok() && stream.Read(&message)) {
+      grpc::ProtoBufferReader reader(&message);
+      auto piece = wire::DecodePiece(&reader, out, size);
+      if (!piece.ok()) {
+        failed = piece.status();
         break;
       }
-      const uint32_t field = static_cast<uint32_t>(tag >> 3), wire = tag & 7;
-      if (wire == 0) {
-        if (!cursor.Varint(&n)) failed = DataLoss("a stream message does not parse");
-        if (field == 2) offset = n;
-        continue;
-      }
-      if (wire != 2 || !cursor.Varint(&n)) {
-        failed = DataLoss("a stream message has an unexpected field");
-        break;
-      }
-      if (field == 3) {
-        if (offset > size || n > size - offset) {
-          failed = DataLoss("the server sent a piece outside the result");
-          break;
-        }
-        if (!cursor.Take(n, out + offset)) failed = DataLoss("a stream message is truncated");
-        result.bytes += n;
-      } else if (field == 1) {
-        descriptor.resize(n);
-        if (!cursor.Take(n, reinterpret_cast<uint8_t*>(descriptor.data())) ||
-            !result.array.ParseFromString(descriptor)) {
-          failed = DataLoss("a stream's descriptor does not parse");
-        }
+      result.bytes += piece->data_bytes;
+      if (piece->has_array) {
+        result.array = std::move(piece->array);
         result.has_array = true;
-      } else if (!cursor.Take(n, nullptr)) {
-        failed = DataLoss("a stream message is truncated");
       }
+      if (first && on_first) failed = on_first(result.array);
+      first = false;
     }
-    if (first && failed.ok() && on_first) failed = on_first(result.array);
-    first = false;
   }
   if (!failed.ok()) {
     context->TryCancel();
-    reader->Finish();
+    stream.Finish();
     return failed;
   }
-  ZARRD_RETURN_IF_ERROR(FromGrpc(reader->Finish()));
+  ZARRD_RETURN_IF_ERROR(FromGrpc(stream.Finish()));
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "common/status.h"
 #include "zarrd/v1/zarrd.pb.h"

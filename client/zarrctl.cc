@@ -1,34 +1,14 @@
-// zarrctl: a shell client of zarrd.
-//
-//   zarrctl [--address ADDR] [--prototype host|device] [--tls-ca PEM [--tls-cert PEM --tls-key
-//   PEM]]
-//           COMMAND ...
-//     info [STORE[:PATH]]              server info, or a node's metadata
-//     ls STORE[:PATH]                  nodes below a group
-//     create STORE:PATH --shape 100,100 --chunks 10,10 --dtype float32
-//            [--codec zstd|blosc|gzip|none] [--fill-value V] [--zarr-format 2|3] [--overwrite]
-//     create STORE:PATH --metadata FILE   (a zarr.json or .zarray document)
-//     mkgroup STORE:PATH [--zarr-format 2|3]
-//     get STORE:PATH [SELECTION] -o FILE  (.npy, else raw little-endian bytes)
-//     get --prototype device STORE:PATH [SELECTION] [--gpu UUID]
-//                                      read into the server's GPU memory, print a checksum
-//                                      computed on the GPU (see client/device_checksum.h)
-//     put STORE:PATH [SELECTION] -i FILE.npy
-//     copy SRC_STORE:PATH DST_STORE:PATH [--overwrite]
-//     rm STORE:PATH
-//     attrs STORE:PATH [--set JSON]
-//     health                           gRPC health check: exit 0 when zarrd is SERVING
-//
-// ADDR defaults to $ZARRD_ADDRESS, else unix:zarrd.sock. Exit 0 on success, 1 when the server
-// refuses (the message says why), 2 on usage errors.
+// zarrctl: a shell client of zarrd. `zarrctl --help` lists the commands, `zarrctl COMMAND
+// --help` their options. ADDR defaults to $ZARRD_ADDRESS, else unix:zarrd.sock. Exit 0 on success,
+// 1 when the server refuses (the message says why), 2 on usage errors.
+#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <set>
-#include <sstream>
 
 #include "client/client.h"
 #ifdef ZARRD_HAVE_CUDA
@@ -37,6 +17,7 @@
 #include "client/npy.h"
 #include "common/dtype.h"
 #include "common/selection.h"
+#include "common/version.h"
 
 namespace {
 
@@ -44,28 +25,30 @@ using nlohmann::json;
 using zarrd::Status;
 namespace pb = zarrd::v1;
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-  bool has(const std::string& k) const { return options.count(k) > 0; }
-  std::string get(const std::string& k, const std::string& d = "") const {
-    auto it = options.find(k);
-    return it == options.end() ? d : it->second;
-  }
+// What the command line said: the global options, then those of the one command given.
+struct Options {
+  std::string address, prototype = "host", tls_ca, tls_cert, tls_key;
+  bool json = false;
+  std::string node, destination, selection, output, input, metadata_file, set_attributes, gpu;
+  std::string shape, chunks, dtype = "float64", codec = "zstd", fill_value;
+  bool has_fill_value = false, overwrite = false;
+  int zarr_format = 3;
+  double timeout = 5;
 };
 
-const std::set<std::string> kFlags = {"--overwrite"};
-
 int Usage(const std::string& why) {
-  std::cerr << "zarrctl: " << why << "\n"
-            << "usage: zarrctl [--address ADDR] COMMAND ... (info, ls, create, mkgroup, get, put, "
-               "copy, rm, attrs; see the top of client/zarrctl.cc or README)\n";
+  std::cerr << "zarrctl: " << why << "\nRun with --help for more information.\n";
   return 2;
 }
 
 int Fail(const Status& s) {
   std::cerr << "zarrctl: " << s.ToString() << "\n";
   return 1;
+}
+
+int PrintJson(const json& j) {
+  std::cout << j.dump(2) << "\n";
+  return 0;
 }
 
 std::pair<std::string, std::string> SplitNode(const std::string& spec) {
@@ -76,12 +59,42 @@ std::pair<std::string, std::string> SplitNode(const std::string& spec) {
   return {spec.substr(0, colon), path};
 }
 
-std::vector<int64_t> ParseList(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(std::stoll(item));
-  return out;
+// "37,23,5": non-negative integers, nothing else.
+bool ParseList(const std::string& s, std::vector<int64_t>* out) {
+  out->clear();
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = std::min(s.find(',', at), s.size());
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data() + at, s.data() + comma, v);
+    if (ec != std::errc() || end != s.data() + comma || v < 0) return false;
+    out->push_back(v);
+    at = comma + 1;
+  }
+  return true;
+}
+
+const CLI::Validator kIntList(
+    [](std::string& s) -> std::string {
+      std::vector<int64_t> v;
+      return ParseList(s, &v) ? "" : "\"" + s + "\" is not a list of integers like 100,100";
+    },
+    "INT,INT,...", "integer list");
+
+const CLI::Validator kSeconds(
+    [](std::string& s) -> std::string {
+      double v = 0;
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && end == s.data() + s.size() && v > 0
+                 ? ""
+                 : "\"" + s + "\" is not a positive number of seconds";
+    },
+    "SECONDS", "seconds");
+
+std::vector<int64_t> List(const std::string& s) {
+  std::vector<int64_t> v;
+  ParseList(s, &v);  // validated by kIntList
+  return v;
 }
 
 std::string Typestr(const std::string& v3_name) {
@@ -89,48 +102,75 @@ std::string Typestr(const std::string& v3_name) {
   return dtype.ok() ? zarrd::V2Typestr(*dtype, zarrd::Endian::kLittle) : "|u1";
 }
 
-json BuildMetadata(const Args& a) {
-  const auto shape = ParseList(a.get("--shape"));
-  const auto chunks = a.has("--chunks") ? ParseList(a.get("--chunks")) : shape;
-  const std::string dtype = a.get("--dtype", "float64");
-  const std::string codec = a.get("--codec", "zstd");
-  const int format = std::stoi(a.get("--zarr-format", "3"));
-  json fill = a.has("--fill-value") ? json::parse(a.get("--fill-value"), nullptr, false) : json(0);
-  if (fill.is_discarded()) fill = a.get("--fill-value");  // NaN, Infinity, ...
+// The compressor of `codec` as zarr-python writes it by default (v3: zstd level 0 without
+// checksum, as zarr-python 3; v2: numcodecs' defaults), the same table as the Python client's
+// (client/python/zarrd/metadata.py). Null for "none".
+json Compressor(const std::string& codec, int format, size_t item_size) {
   if (format == 2) {
-    json compressor = nullptr;
-    if (codec == "zstd") compressor = {{"id", "zstd"}, {"level", 3}};
+    if (codec == "zstd") return {{"id", "zstd"}, {"level", 0}};
+    if (codec == "gzip") return {{"id", "gzip"}, {"level", 1}};
     if (codec == "blosc")
-      compressor = {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}};
-    if (codec == "gzip") compressor = {{"id", "gzip"}, {"level", 5}};
+      return {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}};
+    return nullptr;
+  }
+  if (codec == "zstd")
+    return {{"name", "zstd"}, {"configuration", {{"level", 0}, {"checksum", false}}}};
+  if (codec == "gzip") return {{"name", "gzip"}, {"configuration", {{"level", 1}}}};
+  if (codec == "blosc") {
+    return {{"name", "blosc"},
+            {"configuration",
+             {{"cname", "lz4"},
+              {"clevel", 5},
+              {"shuffle", "shuffle"},
+              {"typesize", item_size},
+              {"blocksize", 0}}}};
+  }
+  return nullptr;
+}
+
+json BuildMetadata(const Options& o) {
+  const auto shape = List(o.shape);
+  const auto chunks = o.chunks.empty() ? shape : List(o.chunks);
+  json fill = o.has_fill_value ? json::parse(o.fill_value, nullptr, false) : json(0);
+  if (fill.is_discarded()) fill = o.fill_value;  // NaN, Infinity, ...
+  auto dtype = zarrd::ParseV3DataType(o.dtype);
+  const json compressor =
+      Compressor(o.codec, o.zarr_format, dtype.ok() ? zarrd::ItemSize(*dtype) : 1);
+  if (o.zarr_format == 2) {
     return {{"zarr_format", 2},
             {"shape", shape},
             {"chunks", chunks},
-            {"dtype", Typestr(dtype)},
+            {"dtype", Typestr(o.dtype)},
             {"compressor", compressor},
             {"fill_value", fill},
             {"order", "C"},
             {"filters", nullptr}};
   }
   json codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-  if (codec == "zstd") codecs.push_back({{"name", "zstd"}, {"configuration", {{"level", 3}}}});
-  if (codec == "gzip") codecs.push_back({{"name", "gzip"}, {"configuration", {{"level", 5}}}});
-  if (codec == "blosc") {
-    codecs.push_back({{"name", "blosc"},
-                      {"configuration",
-                       {{"cname", "lz4"},
-                        {"clevel", 5},
-                        {"shuffle", "shuffle"},
-                        {"typesize", Typestr(dtype).back() - '0'}}}});
-  }
+  if (!compressor.is_null()) codecs.push_back(compressor);
   return {{"zarr_format", 3},
           {"node_type", "array"},
           {"shape", shape},
-          {"data_type", dtype},
+          {"data_type", o.dtype},
           {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", chunks}}}}},
           {"chunk_key_encoding", {{"name", "default"}}},
           {"fill_value", fill},
           {"codecs", codecs}};
+}
+
+json NodeJson(const zarrd::client::NodeInfo& n) {
+  json j = {{"store", n.store},
+            {"path", n.path},
+            {"node_type", n.is_array ? "array" : "group"},
+            {"zarr_format", n.zarr_format},
+            {"metadata", n.metadata},
+            {"attributes", n.attributes}};
+  if (n.is_array) {
+    j["data_type"] = n.data_type;
+    j["shape"] = n.shape;
+    j["chunks"] = n.chunks;
+  }
+  return j;
 }
 
 void Progress(uint64_t done, uint64_t total) {
@@ -143,15 +183,14 @@ void Progress(uint64_t done, uint64_t total) {
   if (done == total) std::fprintf(stderr, "\n");
 }
 
-int Copy(zarrd::client::Client& c, const Args& a) {
-  auto [src_store, src_path] = SplitNode(a.positional[1]);
-  auto [dst_store, dst_path] = SplitNode(a.positional[2]);
+int Copy(zarrd::client::Client& c, const Options& o) {
+  auto [src_store, src_path] = SplitNode(o.node);
+  auto [dst_store, dst_path] = SplitNode(o.destination);
   auto src = c.GetNode(src_store, src_path);
   if (!src.ok()) return Fail(src.status());
-  if (!src->is_array) return Fail(zarrd::InvalidArgument(a.positional[1] + " is not an array"));
-  auto dst =
-      c.CreateArray(dst_store, dst_path, src->metadata,
-                    src->zarr_format == 2 ? src->attributes : json(nullptr), a.has("--overwrite"));
+  if (!src->is_array) return Fail(zarrd::InvalidArgument(o.node + " is not an array"));
+  auto dst = c.CreateArray(dst_store, dst_path, src->metadata,
+                           src->zarr_format == 2 ? src->attributes : json(nullptr), o.overwrite);
   if (!dst.ok()) return Fail(dst.status());
   // Copy in bands of whole chunk rows along the first dimension.
   const uint64_t total = src->num_bytes();
@@ -180,193 +219,352 @@ int Copy(zarrd::client::Client& c, const Args& a) {
     done += buf.size();
     Progress(done, total);
   }
-  std::cout << "copied " << total << " bytes from " << a.positional[1] << " to " << a.positional[2]
-            << "\n";
+  if (o.json)
+    return PrintJson({{"source", o.node}, {"destination", o.destination}, {"nbytes", total}});
+  std::cout << "copied " << total << " bytes from " << o.node << " to " << o.destination << "\n";
   return 0;
 }
 
 // get --prototype device: the result stays in GPU memory; a checksum computed there is printed.
 int GetDevice(zarrd::client::Client& c, const std::string& store, const std::string& path,
-              const pb::Selection& selection, const Args& a) {
+              const pb::Selection& selection, const Options& o) {
 #ifdef ZARRD_HAVE_CUDA
   zarrd::client::DeviceClient devices(c);
-  auto array = devices.Get(store, path, selection, a.get("--gpu", ""));
+  auto array = devices.Get(store, path, selection, o.gpu);
   if (!array.ok()) return Fail(array.status());
   auto sum =
       zarrd::client::ChecksumOnDevice((*array)->data(), (*array)->nbytes(), (*array)->device());
   if (!sum.ok()) return Fail(sum.status());
   const auto& d = (*array)->descriptor();
+  const std::vector<int64_t> shape(d.shape().begin(), d.shape().end());
+  if (o.json) {
+    return PrintJson({{"gpu_uuid", (*array)->buffer().gpu_uuid()},
+                      {"data_type", d.data_type()},
+                      {"shape", shape},
+                      {"nbytes", d.nbytes()},
+                      {"checksum", {{"sum", sum->sum}, {"weighted", sum->weighted}}}});
+  }
   std::cout << "device " << (*array)->buffer().gpu_uuid() << " " << d.data_type() << " "
-            << json(std::vector<int64_t>(d.shape().begin(), d.shape().end())).dump() << " "
-            << d.nbytes() << " bytes checksum sum=" << sum->sum << " weighted=" << sum->weighted
-            << "\n";
+            << json(shape).dump() << " " << d.nbytes() << " bytes checksum sum=" << sum->sum
+            << " weighted=" << sum->weighted << "\n";
   return 0;
 #else
-  (void)c, (void)store, (void)path, (void)selection, (void)a;
+  (void)c, (void)store, (void)path, (void)selection, (void)o;
   return Fail(
       zarrd::FailedPrecondition("--prototype device: no CUDA device (this zarrctl was "
                                 "built without CUDA)"));
 #endif
 }
 
-int Run(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) == 0 || arg == "-o" || arg == "-i") {
-      if (kFlags.count(arg)) {
-        a.options[arg] = "1";
-      } else if (i + 1 < argc) {
-        a.options[arg] = argv[++i];
-      } else {
-        return Usage(arg + " needs a value");
-      }
-    } else {
-      a.positional.push_back(arg);
-    }
-  }
-  if (a.positional.empty()) return Usage("no command");
-  const std::string cmd = a.positional[0];
-  static const std::map<std::string, std::pair<size_t, size_t>> kArity = {
-      {"info", {1, 2}},  {"ls", {2, 2}},    {"create", {2, 2}}, {"mkgroup", {2, 2}},
-      {"get", {2, 3}},   {"put", {2, 3}},   {"copy", {3, 3}},   {"rm", {2, 2}},
-      {"attrs", {2, 2}}, {"health", {1, 1}}};
-  auto arity = kArity.find(cmd);
-  if (arity == kArity.end()) return Usage("unknown command \"" + cmd + "\"");
-  if (a.positional.size() < arity->second.first || a.positional.size() > arity->second.second) {
-    return Usage("wrong number of arguments for " + cmd);
-  }
-  const char* env = std::getenv("ZARRD_ADDRESS");
-  const std::string address = a.get("--address", env ? env : "unix:zarrd.sock");
-  const std::string prototype = a.get("--prototype", "host");
-  if (prototype != "host" && prototype != "device") return Usage("--prototype: host or device");
-  if (cmd == "health") {
-    auto serving = zarrd::client::CheckHealth(address, std::stod(a.get("--timeout", "5")));
-    if (!serving.ok()) return Fail(serving.status());
-    std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
-    return *serving ? 0 : 1;
-  }
-  const zarrd::client::TlsOptions tls{a.get("--tls-ca"), a.get("--tls-cert"), a.get("--tls-key")};
-  auto client = zarrd::client::Client::Connect(address, 5, tls);
-  if (!client.ok()) return Fail(client.status());
-  auto& c = **client;
-
-  if (cmd == "info" && a.positional.size() == 1) {
-    const auto& info = c.server_info();
-    std::cout << "zarrd " << info.version() << " epoch " << std::hex << info.epoch() << std::dec
-              << "\n";
-    for (const auto& s : info.stores()) {
-      std::cout << "store " << s.name() << ": " << s.kind() << " " << s.root()
-                << (s.read_only() ? " (read-only)" : "") << "\n";
-    }
-    for (const auto& d : info.devices())
-      std::cout << "device " << d.uuid() << " " << d.name() << "\n";
+int ServerInfo(zarrd::client::Client& c, const Options& o) {
+  const auto& info = c.server_info();
+  if (o.json) {
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.always_print_primitive_fields = true;
+    options.preserve_proto_field_names = true;
+    std::string text;
+    if (!google::protobuf::util::MessageToJsonString(info, &text, options).ok())
+      return Fail(zarrd::Internal("the server's info does not convert to JSON"));
+    std::cout << text;
     return 0;
   }
-  auto [store, path] = SplitNode(a.positional[1]);
-  if (cmd == "info") {
+  std::cout << "zarrd " << info.version() << " epoch " << std::hex << info.epoch() << std::dec
+            << "\n";
+  for (const auto& s : info.stores()) {
+    std::cout << "store " << s.name() << ": " << s.kind() << " " << s.root()
+              << (s.read_only() ? " (read-only)" : "") << "\n";
+  }
+  for (const auto& d : info.devices())
+    std::cout << "device " << d.uuid() << " " << d.name() << "\n";
+  return 0;
+}
+
+int Get(zarrd::client::Client& c, const std::string& store, const std::string& path,
+        const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
+  // The result size comes from the server: a one-element probe of the descriptor would cost a
+  // round trip, so resolve the selection here against the shape.
+  auto parsed = zarrd::ParseSelection(o.selection);
+  auto resolved = zarrd::ResolveSelection(*parsed, node.shape);
+  if (!resolved.ok()) return Fail(resolved.status());
+  std::vector<uint8_t> buf(resolved->num_elements() * node.item_size());
+  pb::ArrayDescriptor d;
+  Status s = c.Get(store, path, selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
+  if (!s.ok()) return Fail(s);
+  const std::string& out = o.output;
+  if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
+    s = zarrd::client::WriteNpy(out, Typestr(node.data_type), resolved->result_shape, buf.data(),
+                                buf.size());
+  } else {
+    std::ofstream f(out, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
+  }
+  if (!s.ok()) return Fail(s);
+  std::cerr << "wrote " << buf.size() << " bytes, shape " << json(resolved->result_shape).dump()
+            << ", to " << out << "\n";
+  if (o.json) {
+    return PrintJson({{"store", store},
+                      {"path", path},
+                      {"selection", o.selection},
+                      {"data_type", d.data_type()},
+                      {"shape", std::vector<int64_t>(d.shape().begin(), d.shape().end())},
+                      {"nbytes", d.nbytes()},
+                      {"file", out}});
+  }
+  return 0;
+}
+
+int Put(zarrd::client::Client& c, const std::string& store, const std::string& path,
+        const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
+  auto npy = zarrd::client::ReadNpy(o.input);
+  if (!npy.ok()) return Fail(npy.status());
+  if (npy->descr != Typestr(node.data_type)) {
+    return Fail(zarrd::InvalidArgument(o.input + " holds " + npy->descr + ", the array is " +
+                                       node.data_type + " (" + Typestr(node.data_type) + ")"));
+  }
+  Status s = c.Set(store, path, selection, npy->data.data(), npy->data.size());
+  if (!s.ok()) return Fail(s);
+  std::cerr << "wrote " << npy->data.size() << " bytes to " << o.node << "\n";
+  if (o.json) return PrintJson({{"store", store}, {"path", path}, {"nbytes", npy->data.size()}});
+  return 0;
+}
+
+// Runs `command` against the server once the command line has parsed.
+int Execute(const std::string& command, const Options& o) {
+  const zarrd::client::TlsOptions tls{o.tls_ca, o.tls_cert, o.tls_key};
+  if (command == "health") {
+    auto serving = zarrd::client::CheckHealth(o.address, o.timeout, tls);
+    if (!serving.ok()) return Fail(serving.status());
+    if (o.json) {
+      PrintJson({{"serving", *serving}});
+    } else {
+      std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+    }
+    return *serving ? 0 : 1;
+  }
+  auto client = zarrd::client::Client::Connect(o.address, 5, tls);
+  if (!client.ok()) return Fail(client.status());
+  auto& c = **client;
+  if (command == "info" && o.node.empty()) return ServerInfo(c, o);
+  auto [store, path] = SplitNode(o.node);
+  if (command == "info") {
     auto node = c.GetNode(store, path);
     if (!node.ok()) return Fail(node.status());
+    if (o.json) return PrintJson(NodeJson(*node));
     std::cout << node->metadata.dump(2) << "\n";
     if (node->zarr_format == 2 && !node->attributes.empty()) {
       std::cout << "attributes: " << node->attributes.dump(2) << "\n";
     }
     return 0;
   }
-  if (cmd == "ls") {
+  if (command == "ls") {
     auto entries = c.List(store, path);
     if (!entries.ok()) return Fail(entries.status());
+    json listing = json::array();
     for (const auto& e : *entries) {
-      std::cout << (e.kind() == pb::NODE_KIND_ARRAY ? "array " : "group ") << "v" << e.zarr_format()
-                << " " << e.name() << "\n";
+      const char* kind = e.kind() == pb::NODE_KIND_ARRAY ? "array" : "group";
+      if (o.json) {
+        listing.push_back(
+            {{"name", e.name()}, {"node_type", kind}, {"zarr_format", e.zarr_format()}});
+      } else {
+        std::cout << kind << " v" << e.zarr_format() << " " << e.name() << "\n";
+      }
     }
-    return 0;
+    return o.json ? PrintJson(listing) : 0;
   }
-  if (cmd == "create") {
+  if (command == "create") {
     json metadata;
-    if (a.has("--metadata")) {
-      std::ifstream f(a.get("--metadata"));
+    if (!o.metadata_file.empty()) {
+      std::ifstream f(o.metadata_file);
+      if (!f) return Usage("--metadata: cannot read " + o.metadata_file);
       metadata = json::parse(f, nullptr, false);
-      if (metadata.is_discarded()) return Usage("--metadata: not a JSON file");
+      if (metadata.is_discarded()) return Usage("--metadata: " + o.metadata_file + " is not JSON");
     } else {
-      if (!a.has("--shape")) return Usage("create needs --shape (or --metadata)");
-      metadata = BuildMetadata(a);
+      metadata = BuildMetadata(o);
     }
-    auto node = c.CreateArray(store, path, metadata, nullptr, a.has("--overwrite"));
+    auto node = c.CreateArray(store, path, metadata, nullptr, o.overwrite);
     if (!node.ok()) return Fail(node.status());
+    if (o.json) return PrintJson(NodeJson(*node));
     std::cout << "created " << store << ":" << path << " " << node->data_type << " "
               << json(node->shape).dump() << "\n";
     return 0;
   }
-  if (cmd == "mkgroup") {
-    auto node = c.CreateGroup(store, path, std::stoi(a.get("--zarr-format", "3")));
+  if (command == "mkgroup") {
+    auto node = c.CreateGroup(store, path, o.zarr_format);
     if (!node.ok()) return Fail(node.status());
-    return 0;
+    return o.json ? PrintJson(NodeJson(*node)) : 0;
   }
-  if (cmd == "rm") {
+  if (command == "rm") {
     auto n = c.Delete(store, path);
     if (!n.ok()) return Fail(n.status());
+    if (o.json) return PrintJson({{"store", store}, {"path", path}, {"deleted_keys", *n}});
     std::cout << "deleted " << *n << " keys\n";
     return 0;
   }
-  if (cmd == "attrs") {
-    if (a.has("--set")) {
-      json attrs = json::parse(a.get("--set"), nullptr, false);
+  if (command == "attrs") {
+    if (!o.set_attributes.empty()) {
+      json attrs = json::parse(o.set_attributes, nullptr, false);
       if (attrs.is_discarded()) return Usage("--set: not valid JSON");
       auto node = c.SetAttributes(store, path, attrs);
       if (!node.ok()) return Fail(node.status());
     }
     auto node = c.GetNode(store, path);
     if (!node.ok()) return Fail(node.status());
-    std::cout << node->attributes.dump(2) << "\n";
-    return 0;
+    return PrintJson(node->attributes);
   }
-  if (cmd == "copy") return Copy(c, a);
+  if (command == "copy") return Copy(c, o);
 
-  auto selection =
-      zarrd::client::SelectionFromText(a.positional.size() == 3 ? a.positional[2] : "");
+  auto selection = zarrd::client::SelectionFromText(o.selection);
   if (!selection.ok()) return Fail(selection.status());
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
-  if (!node->is_array) return Fail(zarrd::InvalidArgument(a.positional[1] + " is a group"));
-  if (cmd == "get" && prototype == "device") return GetDevice(c, store, path, *selection, a);
-  if (cmd == "get") {
-    if (!a.has("-o")) return Usage("get needs -o FILE");
-    // The result size comes from the server: a one-element probe of the descriptor would cost a
-    // round trip, so resolve the selection here against the shape.
-    auto parsed = zarrd::ParseSelection(a.positional.size() == 3 ? a.positional[2] : "");
-    auto resolved = zarrd::ResolveSelection(*parsed, node->shape);
-    if (!resolved.ok()) return Fail(resolved.status());
-    std::vector<uint8_t> buf(resolved->num_elements() * node->item_size());
-    pb::ArrayDescriptor d;
-    Status s = c.Get(store, path, *selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
-    if (!s.ok()) return Fail(s);
-    const std::string out = a.get("-o");
-    if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), resolved->result_shape, buf.data(),
-                                  buf.size());
-    } else {
-      std::ofstream f(out, std::ios::binary);
-      f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-      if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
+  if (!node->is_array) return Fail(zarrd::InvalidArgument(o.node + " is a group"));
+  if (command == "get" && o.prototype == "device") return GetDevice(c, store, path, *selection, o);
+  if (command == "get") return Get(c, store, path, *selection, *node, o);
+  return Put(c, store, path, *selection, *node, o);
+}
+
+CLI::App* Command(CLI::App& app, const std::string& name, const std::string& about,
+                  const std::string& example) {
+  CLI::App* sub = app.add_subcommand(name, about);
+  sub->footer(
+      "Global options (zarrctl --help): --address, --json, --prototype, --tls-*.\nExample:\n  " +
+      example);
+  return sub;
+}
+
+int Run(int argc, char** argv) {
+  Options o;
+  const char* env = std::getenv("ZARRD_ADDRESS");
+  o.address = env ? env : "unix:zarrd.sock";
+  CLI::App app("zarrctl: a shell client of zarrd (Zarr arrays over gRPC).", "zarrctl");
+  app.footer(
+      "A node is STORE:PATH (e.g. local:demo/t); a SELECTION is numpy-like text (\"::2, 3, "
+      "-5:\").\n"
+      "Exit status: 0 ok, 1 the server refused (the message says why), 2 usage error.\n"
+      "Example:\n  zarrctl --address unix:/run/zarrd/zarrd.sock get local:demo/t \"::250, -3:\" -o "
+      "part.npy");
+  app.require_subcommand(0, 1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "zarrctl: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
+  app.fallthrough();  // the global options may follow the command too
+  bool version = false;
+  app.add_flag("--version", version, "print zarrctl's version and exit");
+  app.add_option(
+      "--address", o.address,
+      "unix:/path/zarrd.sock or HOST:PORT (default $ZARRD_ADDRESS, else unix:zarrd.sock)");
+  app.add_option("--prototype", o.prototype, "where get puts the result")
+      ->check(CLI::IsMember({"host", "device"}));
+  app.add_option("--tls-ca", o.tls_ca, "TLS to a TCP listener: the CA of the server's certificate")
+      ->check(CLI::ExistingFile);
+  auto* cert = app.add_option("--tls-cert", o.tls_cert, "mTLS: the client's certificate (PEM)")
+                   ->check(CLI::ExistingFile);
+  auto* key = app.add_option("--tls-key", o.tls_key, "mTLS: the client's key (PEM)")
+                  ->check(CLI::ExistingFile);
+  cert->needs(key);
+  key->needs(cert);
+  app.add_flag("--json", o.json, "print results as JSON");
+
+  auto node_arg = [&](CLI::App* sub, const char* what = "the node, STORE:PATH") {
+    sub->add_option("node", o.node, what)->required();
+  };
+  auto selection_arg = [&](CLI::App* sub) {
+    sub->add_option("selection", o.selection, "numpy-like selection (default: everything)");
+  };
+  auto format_opt = [&](CLI::App* sub) {
+    sub->add_option("--zarr-format", o.zarr_format, "2 or 3 (default 3)")
+        ->check(CLI::IsMember({2, 3}));
+  };
+
+  auto* info = Command(app, "info", "the server's info, or a node's metadata",
+                       "zarrctl info local:demo/t --json");
+  info->add_option("node", o.node, "STORE[:PATH]; without it, the server's stores and devices");
+
+  node_arg(Command(app, "ls", "the nodes below a group", "zarrctl ls local:demo"));
+
+  auto* create = Command(app, "create", "create an array",
+                         "zarrctl create local:demo/t --shape 1000,1000 --chunks 100,100 "
+                         "--dtype float32 --codec zstd");
+  node_arg(create);
+  create->add_option("--shape", o.shape, "the array's shape")->check(kIntList);
+  create->add_option("--chunks", o.chunks, "the chunk shape (default: one chunk)")->check(kIntList);
+  create->add_option("--dtype", o.dtype, "a Zarr v3 data type name (default float64)");
+  create
+      ->add_option("--codec", o.codec,
+                   "the compressor, with zarr-python's default settings (default zstd)")
+      ->check(CLI::IsMember({"zstd", "blosc", "gzip", "none"}));
+  create->add_option("--fill-value", o.fill_value, "JSON, or NaN/Infinity/-Infinity (default 0)");
+  format_opt(create);
+  create->add_flag("--overwrite", o.overwrite, "replace whatever is at the path");
+  create
+      ->add_option("--metadata", o.metadata_file,
+                   "a zarr.json or .zarray document instead of the options above")
+      ->check(CLI::ExistingFile)
+      ->excludes(create->get_option("--shape"))
+      ->excludes(create->get_option("--chunks"))
+      ->excludes(create->get_option("--codec"));
+
+  auto* mkgroup = Command(app, "mkgroup", "create a group", "zarrctl mkgroup local:demo");
+  node_arg(mkgroup);
+  format_opt(mkgroup);
+
+  auto* get = Command(app, "get", "read a selection into a file (.npy, else raw little-endian)",
+                      "zarrctl get local:demo/t \"::250, -3:\" -o part.npy");
+  node_arg(get);
+  selection_arg(get);
+  get->add_option("-o,--output", o.output, "the file to write (.npy, else raw bytes)");
+  get->add_option("--gpu", o.gpu, "--prototype device: the GPU's UUID (default: the server's)");
+
+  auto* put = Command(app, "put", "write a .npy file into a selection",
+                      "zarrctl put local:demo/t \"0:10\" -i rows.npy");
+  node_arg(put);
+  selection_arg(put);
+  put->add_option("-i,--input", o.input, "the .npy file to write")->required();
+
+  auto* copy = Command(app, "copy", "copy an array, to another store or path",
+                       "zarrctl copy local:demo/t mem:t");
+  node_arg(copy, "the source array, STORE:PATH");
+  copy->add_option("destination", o.destination, "the new array, STORE:PATH")->required();
+  copy->add_flag("--overwrite", o.overwrite, "replace whatever is at the destination");
+
+  node_arg(Command(app, "rm", "delete a node and everything below it", "zarrctl rm local:demo"));
+
+  auto* attrs = Command(app, "attrs", "print a node's attributes, after setting them with --set",
+                        "zarrctl attrs local:demo/t --set '{\"units\": \"m\"}'");
+  node_arg(attrs);
+  attrs->add_option("--set", o.set_attributes, "a JSON object to store as the attributes");
+
+  auto* health = Command(app, "health", "gRPC health check: exit 0 when zarrd is SERVING",
+                         "zarrctl --address unix:/run/zarrd/zarrd.sock health --timeout 2");
+  health->add_option("--timeout", o.timeout, "seconds to wait for an answer (default 5)")
+      ->check(kSeconds);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty() && !app.remaining().empty()) {
+      std::string known;
+      for (const CLI::App* sub : app.get_subcommands({})) known += " " + sub->get_name();
+      return Usage("unknown command \"" + app.remaining().front() + "\"; the commands:" + known);
     }
-    if (!s.ok()) return Fail(s);
-    std::cerr << "wrote " << buf.size() << " bytes, shape " << json(resolved->result_shape).dump()
-              << ", to " << out << "\n";
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (version) {
+    std::cout << "zarrctl " << zarrd::kZarrdVersion << "\n";
     return 0;
   }
-  // put
-  if (!a.has("-i")) return Usage("put needs -i FILE.npy");
-  auto npy = zarrd::client::ReadNpy(a.get("-i"));
-  if (!npy.ok()) return Fail(npy.status());
-  if (npy->descr != Typestr(node->data_type)) {
-    return Fail(zarrd::InvalidArgument(a.get("-i") + " holds " + npy->descr + ", the array is " +
-                                       node->data_type + " (" + Typestr(node->data_type) + ")"));
+  if (app.get_subcommands().empty()) return Usage("no command given");
+  o.has_fill_value = create->get_option("--fill-value")->count() > 0;
+  const std::string command = app.get_subcommands().front()->get_name();
+  if (command == "create" && o.shape.empty() && o.metadata_file.empty()) {
+    return Usage("create needs --shape (or --metadata)");
   }
-  Status s = c.Set(store, path, *selection, npy->data.data(), npy->data.size());
-  if (!s.ok()) return Fail(s);
-  std::cerr << "wrote " << npy->data.size() << " bytes to " << a.positional[1] << "\n";
-  return 0;
+  if (command == "get" && o.output.empty() && o.prototype == "host") {
+    return Usage("get needs -o FILE (or --prototype device)");
+  }
+  return Execute(command, o);
 }
 
 }  // namespace

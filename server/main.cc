@@ -1,6 +1,4 @@
-// zarrd: serves Zarr arrays over gRPC.
-//
-//   zarrd [--config FILE] [--listen ADDRESS]... [--log-level trace|debug|info|warn|error]
+// zarrd: serves Zarr arrays over gRPC. `zarrd --help` lists the options.
 //
 // Without --config it serves one local store "local" in ./zarrd-data on unix:zarrd.sock.
 // SIGTERM or SIGINT: stop taking requests, finish those in flight within the grace period, exit 0.
@@ -9,6 +7,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <iostream>
 
@@ -18,39 +17,51 @@
 
 namespace {
 
-void Usage() {
-  std::cerr << "usage: zarrd [--config FILE] [--listen ADDRESS]... [--log-level LEVEL]\n"
-               "  ADDRESS: unix:/path/zarrd.sock or HOST:PORT (e.g. 127.0.0.1:7070)\n";
+// The command line; an option given replaces its config file key.
+struct CommandLine {
+  std::string config_path, log_level;
+  std::vector<std::string> listen;
+};
+
+// The options, one a line.
+void AddOptions(CLI::App& app, CommandLine& cl) {
+  app.add_option("--config", cl.config_path, "the JSON or YAML configuration file");
+  app.add_option("--listen", cl.listen,
+                 "an address to serve, unix:/path/zarrd.sock or HOST:PORT; repeat for several "
+                 "(replaces the config's listen)")
+      ->allow_extra_args(false);
+  app.add_option("--log-level", cl.log_level, "replaces the config's log_level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path, log_level;
-  std::vector<std::string> listen;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        Usage();
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--config") {
-      config_path = value();
-    } else if (arg == "--listen") {
-      listen.push_back(value());
-    } else if (arg == "--log-level") {
-      log_level = value();
-    } else if (arg == "--version") {
-      std::cout << "zarrd " << zarrd::kZarrdVersion << "\n";
-      return 0;
-    } else {
-      Usage();
-      return 2;
-    }
+  CommandLine cl;
+  CLI::App app("zarrd: serves Zarr arrays over gRPC.", "zarrd");
+  app.footer(
+      "Without --config: one local store \"local\" in ./zarrd-data, on unix:zarrd.sock.\n"
+      "SIGTERM/SIGINT drain and exit 0; SIGHUP reloads the log level. Exit 2 on a bad command\n"
+      "line or configuration, 1 when the server cannot start.\n"
+      "Example:\n  zarrd --config /etc/zarrd/zarrd.json --listen 127.0.0.1:7070 --log-level debug");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "zarrd: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
+  bool version = false;
+  app.add_flag("--version", version, "print the version and exit");
+  AddOptions(app, cl);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
+  if (version) {
+    std::cout << "zarrd " << zarrd::kZarrdVersion << "\n";
+    return 0;
+  }
+  const std::string& config_path = cl.config_path;
+  const std::vector<std::string>& listen = cl.listen;
+  const std::string& log_level = cl.log_level;
   auto config = config_path.empty()
                     ? zarrd::Result<zarrd::server::ServerConfig>(zarrd::server::DefaultConfig())
                     : zarrd::server::LoadConfig(config_path);

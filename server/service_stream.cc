@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 
+#include "proto/piece_wire.h"
 #include "server/service.h"
 
 namespace zarrd::server {
@@ -55,19 +56,8 @@ std::vector<ResolvedSelection> Bands(const ResolvedSelection& sel,
 // into the decoded band (kept alive by the slice's reference).
 grpc::ByteBuffer PieceMessage(const std::shared_ptr<uint8_t[]>& band, size_t at, size_t n,
                               uint64_t offset) {
-  uint8_t header[24];
-  size_t h = 0;
-  auto varint = [&](uint64_t v) {
-    while (v >= 0x80) {
-      header[h++] = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    header[h++] = static_cast<uint8_t>(v);
-  };
-  header[h++] = 0x10;  // field 2 (offset), varint
-  varint(offset);
-  header[h++] = 0x1a;  // field 3 (data), length-delimited
-  varint(n);
+  uint8_t header[wire::kMaxPieceHeader];
+  const size_t h = wire::EncodePieceHeader(offset, n, header);
   auto* keep = new std::shared_ptr<uint8_t[]>(band);
   grpc::Slice slices[2] = {
       grpc::Slice(header, h),

@@ -61,6 +61,13 @@ def test_mtls_accepts_only_certified_clients(tmp_path, certs):
                       "--tls-key", certs / "client.key", "info").stdout
         assert out.startswith("zarrd ")
         assert zarrctl(addr, "info", check=False).returncode == 1
+        # health over the same TLS: SERVING with the certificates, unreachable without them.
+        health = zarrctl(addr, "--tls-ca", certs / "ca.pem", "--tls-cert", certs / "client.pem",
+                         "--tls-key", certs / "client.key", "health", "--timeout", "10")
+        assert health.stdout == "SERVING\n"
+        assert zarrctl(addr, "health", "--timeout", "2", check=False).returncode == 1
+        assert zarrctl(addr, "--tls-ca", certs / "ca.pem", "health", "--timeout", "2",
+                       check=False).returncode == 1
         # The Unix socket is not TLS: its file mode guards it.
         assert zarrd.connect(server.unix).info.version
     finally:

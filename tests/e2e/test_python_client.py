@@ -339,15 +339,17 @@ def test_xarray_data_on_the_gpu_coordinates_on_the_host(server):
         np.testing.assert_array_equal(got["time"].values, ds["time"].values)
 
 
-def test_bands_are_at_least_64_mib_of_the_result():
+def test_bands_are_at_least_16_mib_of_the_result():
     from zarrd.stream import _bands
     key = (slice(None), slice(None))
-    # 8192 x 8192: 256 MiB of float32, 512 MiB of float64; bands of 64 MiB, up to max_streams.
-    for itemsize, streams, want in [(4, 8, 4), (8, 8, 8), (8, 4, 4), (4, 1, 1), (1, 8, 1)]:
-        bands = _bands(key, (8192, 8192), (8192, 8192), itemsize, streams)
-        assert len(bands) == want, (itemsize, streams)
-        assert [b[1] for b in bands] == [8192 * i // want for i in range(want)]
-        assert sum(b[2] for b in bands) == 8192
+    # Rows of 8192 items: 8192 rows of float32 are 256 MiB, 1024 rows 32 MiB, 8192 of uint8 64 MiB;
+    # bands of 16 MiB at least, up to max_streams.
+    for rows, itemsize, streams, want in [(8192, 4, 8, 8), (8192, 8, 4, 4), (8192, 4, 1, 1),
+                                          (8192, 1, 8, 4), (1024, 4, 8, 2), (512, 4, 8, 1)]:
+        bands = _bands(key, (rows, 8192), (rows, 8192), itemsize, streams)
+        assert len(bands) == want, (rows, itemsize, streams)
+        assert [b[1] for b in bands] == [rows * i // want for i in range(want)]
+        assert sum(b[2] for b in bands) == rows
 
 
 def _sockets():
@@ -419,7 +421,7 @@ def test_large_reads_through_shared_memory_bands_decode_each_chunk_once(tmp_path
 
 def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch):
     from conftest import Server
-    monkeypatch.setattr("zarrd.stream._BAND_BYTES", 1 << 16)  # bands of this small array
+    monkeypatch.setattr("zarrd.stream.MIN_BAND_BYTES", 1 << 16)  # bands of this small array
     server = Server(tmp_path, {"max_unary_result_bytes": 4096})  # every read below streams
     client = zarrd.connect(server.unix)
     client.host_regions.enabled = False  # else reads up to 64 MiB go through shared memory

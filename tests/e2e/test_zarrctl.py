@@ -156,3 +156,146 @@ def test_v3_codec_pipelines_through_the_service(server, tmp_path, codecs):
         np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), eval(f"values[{sel or '...'}]"))
     info = json.loads(zarrctl(server.unix, "info", "local:p").stdout)
     assert info["dimension_names"] == ["y", "x"] and info["codecs"][0]["name"] == codecs[0]["name"]
+
+
+COMMANDS = ["info", "ls", "create", "mkgroup", "get", "put", "copy", "rm", "attrs", "health"]
+
+
+def run_zarrctl(*args):
+    return subprocess.run([*ZARRCTL, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def test_help_on_the_program_and_every_command():
+    top = run_zarrctl("--help")
+    assert top.returncode == 0, top.stderr
+    for word in ["--address", "--json", "--tls-ca", "Example:", *COMMANDS]:
+        assert word in top.stdout, word
+    options = {"create": ["--shape", "--chunks", "--dtype", "--codec", "--fill-value",
+                          "--zarr-format", "--overwrite", "--metadata"],
+               "get": ["-o,--output", "selection", "--gpu"], "put": ["-i,--input", "selection"],
+               "copy": ["destination", "--overwrite"], "attrs": ["--set"],
+               "mkgroup": ["--zarr-format"], "health": ["--timeout"]}
+    for command in COMMANDS:
+        for args in ([command, "--help"], ["--help", command], [command, "-h"]):
+            out = run_zarrctl(*args)
+            assert out.returncode == 0, (args, out.stderr)
+            assert f"zarrctl {command}" in out.stdout and "Example:" in out.stdout, (args, out.stdout)
+            for option in options.get(command, []):
+                assert option in out.stdout, (command, option)
+
+
+def test_usage_errors_exit_2_and_reach_no_server(server, tmp_path):
+    cases = [
+        (["create", "local:a", "--shape", "10", "--chunk", "5"], "--chunk"),
+        (["create", "local:a", "--shape", "10x"], "10x"),
+        (["create", "local:a", "--shape", "10,-1"], "10,-1"),
+        (["create", "local:a", "--shape", "10", "--chunks", "1.5"], "1.5"),
+        (["create", "local:a", "--shape", "10", "--zarr-format", "4"], "--zarr-format"),
+        (["create", "local:a", "--shape", "10", "--zarr-format", "two"], "--zarr-format"),
+        (["create", "local:a", "--shape", "10", "--codec", "lz9"], "zstd,blosc,gzip,none"),
+        (["create", "local:a"], "--shape"),
+        (["create"], "node"),
+        (["ls"], "node"),
+        (["ls", "local:", "local:x"], "local:x"),
+        (["rm", "local:a", "--force"], "--force"),
+        (["get", "local:a", "", "extra", "-o", tmp_path / "x.npy"], "extra"),
+        (["get", "local:a"], "-o"),
+        (["put", "local:a"], "--input"),
+        (["copy", "local:a"], "destination"),
+        (["health", "--timeout", "abc"], "abc"),
+        (["health", "--timeout", "0"], "--timeout"),
+        (["--prototype", "gpu", "info"], "--prototype"),
+        (["--tls-cert", tmp_path / "x.npy", "info"], "--tls-"),
+        (["frobnicate"], "unknown command \"frobnicate\""),
+        ([], "command"),
+    ]
+    (tmp_path / "x.npy").write_bytes(b"")
+    for args, needle in cases:
+        proc = zarrctl(server.unix, *args, check=False)
+        assert proc.returncode == 2, (args, proc.returncode, proc.stderr)
+        assert proc.stderr.startswith("zarrctl: ") and needle in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == "", (args, proc.stdout)
+    assert not (tmp_path / "data" / "a").exists()
+    # Global options also after the command, and a selection that looks like a negative number.
+    zarrctl(server.unix, "create", "local:a", "--shape", "4", "--dtype", "int8")
+    np.save(tmp_path / "v.npy", np.arange(4, dtype="i1"))
+    zarrctl(server.unix, "put", "local:a", "-i", tmp_path / "v.npy")
+    proc = subprocess.run([*ZARRCTL, "get", "local:a", "-1", "-o", tmp_path / "o.npy", "--address",
+                           server.unix], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(tmp_path / "o.npy") == 3
+
+
+def test_json_output_matches_the_server(server, tmp_path):
+    import zarr
+    zarrctl(server.unix, "mkgroup", "local:g")
+    zarrctl(server.unix, "create", "local:g/t", "--shape", "30,20", "--chunks", "7,6",
+            "--dtype", "uint16", "--fill-value", "3")
+    zarrctl(server.unix, "create", "local:g/v2", "--shape", "5", "--zarr-format", "2",
+            "--codec", "gzip")
+    zarrctl(server.unix, "attrs", "local:g/v2", "--set", '{"units": "K"}')
+    values = np.arange(600, dtype="<u2").reshape(30, 20)
+    np.save(tmp_path / "t.npy", values)
+    put = zarrctl(server.unix, "--json", "put", "local:g/t", "-i", tmp_path / "t.npy").stdout
+    assert json.loads(put) == {"store": "local", "path": "g/t", "nbytes": values.nbytes}
+
+    info = json.loads(zarrctl(server.unix, "info", "--json").stdout)
+    assert [(s["name"], s["kind"], s["read_only"]) for s in info["stores"]] == [
+        ("local", "local", False), ("mem", "memory", False), ("ro", "local", True)]
+    assert info["version"] == zarrctl(server.unix, "--version").stdout.split()[1]
+
+    # A node's info against the files zarr-python reads from the store's folder.
+    node = json.loads(zarrctl(server.unix, "info", "local:g/t", "--json").stdout)
+    on_disk = json.loads((tmp_path / "data" / "g" / "t" / "zarr.json").read_text())
+    assert node["metadata"] == on_disk
+    assert (node["node_type"], node["zarr_format"], node["data_type"]) == ("array", 3, "uint16")
+    assert (node["shape"], node["chunks"]) == ([30, 20], [7, 6])
+    v2 = json.loads(zarrctl(server.unix, "--json", "info", "local:g/v2").stdout)
+    z = zarr.open_array(str(tmp_path / "data" / "g" / "v2"), mode="r")
+    assert v2["attributes"] == dict(z.attrs) == {"units": "K"}
+    assert (v2["zarr_format"], tuple(v2["shape"]), v2["metadata"]["compressor"]) == (
+        2, z.shape, z.compressor.get_config())
+
+    listing = json.loads(zarrctl(server.unix, "ls", "local:g", "--json").stdout)
+    assert sorted((e["name"], e["node_type"], e["zarr_format"]) for e in listing) == [
+        ("t", "array", 3), ("v2", "array", 2)]
+    assert sorted(e["name"] for e in listing) == sorted(
+        p.name for p in (tmp_path / "data" / "g").iterdir() if p.is_dir())
+
+    got = json.loads(zarrctl(server.unix, "--json", "get", "local:g/t", "::-4, 3",
+                             "-o", tmp_path / "o.npy").stdout)
+    expected = values[::-4, 3]
+    assert np.array_equal(np.load(tmp_path / "o.npy"), expected)
+    assert got == {"store": "local", "path": "g/t", "selection": "::-4, 3", "data_type": "uint16",
+                   "shape": list(expected.shape), "nbytes": expected.nbytes,
+                   "file": str(tmp_path / "o.npy")}
+
+    assert json.loads(zarrctl(server.unix, "--json", "health").stdout) == {"serving": True}
+    keys = [p for p in (tmp_path / "data" / "g" / "v2").rglob("*") if p.is_file()]
+    rm = json.loads(zarrctl(server.unix, "--json", "rm", "local:g/v2").stdout)
+    assert rm == {"store": "local", "path": "g/v2", "deleted_keys": len(keys)}
+
+
+def test_default_compressors_are_zarr_python_s_and_the_python_client_s(server, tmp_path):
+    import numcodecs
+    from zarrd.metadata import array_metadata
+    # zarr-python 3 writes v3 arrays with zstd level 0 and no checksum by default.
+    zarr_python_3_default = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+    # v2: numcodecs' configurations (zstd at zarr-python 3's level 0).
+    v2 = {"zstd": numcodecs.Zstd(level=0).get_config(), "gzip": numcodecs.GZip().get_config(),
+          "blosc": numcodecs.Blosc().get_config(), "none": None}
+    for fmt in (2, 3):
+        for codec in [None, "zstd", "gzip", "blosc", "none"]:
+            path = f"d{fmt}/{codec}"
+            args = ["--codec", codec] if codec else []
+            zarrctl(server.unix, "create", f"local:{path}", "--shape", "6,4", "--dtype", "float32",
+                    "--zarr-format", fmt, *args)
+            meta = json.loads(zarrctl(server.unix, "info", f"local:{path}").stdout)
+            ours, _ = array_metadata((6, 4), "float32", compressors=codec or "default",
+                                     zarr_format=fmt)
+            if fmt == 2:
+                assert meta["compressor"] == v2[codec or "zstd"] == ours["compressor"], codec
+            else:
+                assert meta["codecs"] == ours["codecs"], codec
+                if codec in (None, "zstd"):
+                    assert meta["codecs"][1] == zarr_python_3_default

@@ -11,7 +11,7 @@ from zarrd.selection import full_key, to_proto
 from zarrd.stream import chunk_aligned_bands, read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
 
-_PIECE = 4 << 20
+_PIECE = 4 << 20  # when the server names no stream_piece_bytes
 
 
 class Attributes(MutableMapping):
@@ -220,15 +220,17 @@ class Array(Node):
             return self._set_from_device(sel, shape, value)
         data = np.ascontiguousarray(np.broadcast_to(np.asarray(value, self.dtype.newbyteorder("<")), shape))
         raw = data.reshape(-1).view(np.uint8)
-        if raw.nbytes <= _PIECE:
+        # The server's stream_piece_bytes, as the C++ client: one message up to it, else pieces of it.
+        piece = self._client.info.stream_piece_bytes or _PIECE
+        if raw.nbytes <= piece:
             errors.call(self._client.stub.SetItem, pb.SetItemRequest(
                 store=self.store, path=self.path, selection=sel, data=raw.tobytes()))
             return
 
         def pieces():
             yield pb.SetItemRequest(store=self.store, path=self.path, selection=sel)
-            for offset in range(0, raw.nbytes, _PIECE):
-                yield pb.SetItemRequest(offset=offset, data=raw[offset:offset + _PIECE].tobytes())
+            for offset in range(0, raw.nbytes, piece):
+                yield pb.SetItemRequest(offset=offset, data=raw[offset:offset + piece].tobytes())
 
         try:
             self._client.stub.SetItemStream(pieces())

@@ -46,8 +46,9 @@ class Client:
                                 timeout=timeout)
         self._device = None
         self.host_regions = HostRegions(self.stub, self.address)
-        # Streamed HOST reads split into up to this many parallel streams (bands of 64 MiB at least).
-        self.read_streams = 4
+        # Streamed HOST reads split into up to this many parallel streams, of at least
+        # stream.MIN_BAND_BYTES each: the C++ client's defaults (README, Clients).
+        self.read_streams = 2
 
     def _make_channel(self, options):
         if self._credentials is not None:

@@ -1,8 +1,12 @@
 """Array metadata documents from zarr-python-like keywords."""
+import copy
 import math
 
 import numpy as np
 
+# The compressors by name, as zarr-python writes them by default: v3 zstd at level 0 without
+# checksum (zarr-python 3's default); v2 numcodecs' configurations, zstd at zarr-python 3's level
+# 0. zarrctl create --codec uses the same table (client/zarrctl.cc).
 _V2_COMPRESSOR = {"zstd": {"id": "zstd", "level": 0}, "gzip": {"id": "gzip", "level": 1},
                   "zlib": {"id": "zlib", "level": 1},
                   "blosc": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}}
@@ -30,14 +34,18 @@ def json_fill_value(value, dtype):
     return int(value)
 
 
-def _compressors(compressors, table):
+def _compressors(compressors, table, itemsize):
     if compressors == "default":
         compressors = "zstd"
-    if compressors is None:
+    if compressors is None or compressors == "none":
         return []
     if isinstance(compressors, (str, dict)):
         compressors = [compressors]
-    return [table[c] if isinstance(c, str) else c for c in compressors]
+    out = [copy.deepcopy(table[c]) if isinstance(c, str) else c for c in compressors]
+    for c in out:
+        if c.get("name") == "blosc":  # v3 blosc names the item size its shuffle works on
+            c["configuration"].setdefault("typesize", itemsize)
+    return out
 
 
 def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compressors="default",
@@ -50,7 +58,7 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
     if zarr_format == 2:
         if shards is not None or codecs is not None:
             raise ValueError("zarr_format 2 has no shards or v3 codecs; use compressors")
-        comp = _compressors(compressors, _V2_COMPRESSOR)
+        comp = _compressors(compressors, _V2_COMPRESSOR, dtype.itemsize)
         if len(comp) > 1:
             raise ValueError("zarr_format 2 takes one compressor")
         if dimension_names is not None:
@@ -62,7 +70,7 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
         return meta, attributes
     if codecs is None:
         inner = [{"name": "bytes", "configuration": {"endian": "little"}}] + \
-            _compressors(compressors, _V3_COMPRESSOR)
+            _compressors(compressors, _V3_COMPRESSOR, dtype.itemsize)
         if order == "F":
             inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
         if shards is not None:

@@ -7,44 +7,9 @@ import grpc
 import numpy as np
 
 from zarrd import errors
+from zarrd.wire import decode_piece
 
-_BAND_BYTES = 64 << 20
-
-
-def _varint(buf, pos):
-    value = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-
-
-def _pieces(raw):
-    """(offset, memoryview of data) of a serialized GetItemResponse."""
-    view = memoryview(raw)
-    pos, offset, data = 0, 0, None
-    while pos < len(view):
-        tag, pos = _varint(view, pos)
-        field, wire = tag >> 3, tag & 7
-        if wire == 0:
-            value, pos = _varint(view, pos)
-            if field == 2:
-                offset = value
-        elif wire == 2:
-            length, pos = _varint(view, pos)
-            if field == 3:
-                data = view[pos:pos + length]
-            pos += length
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        else:
-            raise errors.DataLossError(grpc.StatusCode.DATA_LOSS, f"unexpected wire type {wire}")
-    return offset, data
+MIN_BAND_BYTES = 16 << 20  # a streamed read is split in bands of at least this
 
 
 def _first_slice(key):
@@ -68,7 +33,7 @@ def _bands(key, shape, out_shape, itemsize, max_streams):
     start, stop, step = key[axis].indices(shape[axis])
     count = out_shape[0]
     row_bytes = max(1, int(np.prod(out_shape[1:], dtype=np.int64))) * itemsize
-    n = int(min(max_streams, max(1, count * row_bytes // _BAND_BYTES), count))
+    n = int(min(max_streams, max(1, count * row_bytes // MIN_BAND_BYTES), count))
     return [_band(key, axis, start, step, count * i // n, count * (i + 1) // n) for i in range(n)]
 
 
@@ -119,7 +84,7 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
         base = first_row * row_bytes
         try:
             for raw in call(request_for(band_key)):
-                offset, data = _pieces(raw)
+                offset, data, _ = decode_piece(raw)
                 if data is not None and len(data):
                     if offset + len(data) > rows * row_bytes:
                         raise errors.DataLossError(grpc.StatusCode.DATA_LOSS,
