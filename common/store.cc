@@ -19,6 +19,23 @@ Result<std::optional<uint64_t>> Store::GetExact(const std::string& key, MutableB
   return std::optional<uint64_t>(value.size());
 }
 
+Result<bool> Store::GetBounded(const std::string& key, uint64_t max_bytes, Bytes* out) {
+  // Values of stores without this override are in memory already; the bound still holds for
+  // the caller.
+  ZARRD_ASSIGN_OR_RETURN(bool found, Get(key, out));
+  if (found && out->size() > max_bytes) {
+    const uint64_t size = out->size();
+    Bytes().swap(*out);
+    return OversizedValue("\"" + key + "\"", size, max_bytes);
+  }
+  return found;
+}
+
+Status OversizedValue(const std::string& where, uint64_t size, uint64_t max_bytes) {
+  return DataLoss(where + " holds " + std::to_string(size) + " bytes, more than the " +
+                  std::to_string(max_bytes) + " it may hold");
+}
+
 Status Store::DeletePrefix(const std::string& prefix) {
   ZARRD_ASSIGN_OR_RETURN(auto keys, List(prefix));
   for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(Delete(key));
