@@ -52,12 +52,20 @@ Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& 
 }
 
 Status ValidateKey(std::string_view key) {
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     std::string shown;
-    for (char c : key) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    for (char c : key.substr(0, kMaxKeyShown)) {
+      shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    }
+    if (key.size() > kMaxKeyShown) shown += "...";
     return InvalidArgument("store key \"" + shown + "\": " + why);
   };
   if (key.empty()) return bad("is empty");
+  // Longer paths cannot be opened (PATH_MAX); errors naming them would exceed gRPC's metadata.
+  if (key.size() > kMaxKeyBytes) {
+    return bad("is " + std::to_string(key.size()) + " bytes long, more than " +
+               std::to_string(kMaxKeyBytes));
+  }
   if (key.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
   if (key.front() == '/') return bad("is absolute");
   if (key.find('\\') != std::string_view::npos) return bad("contains a backslash");

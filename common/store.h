@@ -139,7 +139,10 @@ class KeyedValues {
 
 }  // namespace internal
 
-// Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
+// Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/', at
+// most kMaxKeyBytes. Errors show at most kMaxKeyShown bytes of a key.
+inline constexpr size_t kMaxKeyBytes = 4000;
+inline constexpr size_t kMaxKeyShown = 200;
 Status ValidateKey(std::string_view key);
 // Joins a node path and a key below it ("" path means the store root).
 std::string JoinKey(std::string_view path, std::string_view key);

@@ -235,7 +235,10 @@ class LocalStore : public Store {
   std::string Describe() const override { return "local store " + root_; }
 
  private:
-  std::string Where(const std::string& key) const { return "\"" + key + "\" in " + root_; }
+  std::string Where(const std::string& key) const {
+    return "\"" + (key.size() > kMaxKeyShown ? key.substr(0, kMaxKeyShown) + "..." : key) +
+           "\" in " + root_;
+  }
 
   struct OpenedValue {
     Fd file;

@@ -1,6 +1,7 @@
 // zarrd: serves Zarr arrays over gRPC.
 //
-//   zarrd [--config FILE] [--listen ADDRESS]... [--log-level trace|debug|info|warn|error]
+//   zarrd [--config FILE] [--listen ADDRESS]... [--metrics-listen HOST:PORT|off]
+//         [--log-level trace|debug|info|warn|error]
 //
 // Without --config it serves one local store "local" in ./zarrd-data on unix:zarrd.sock.
 // SIGTERM or SIGINT: stop taking requests, finish those in flight within the grace period, exit 0.
@@ -11,6 +12,7 @@
 
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "common/version.h"
 #include "server/sd_notify.h"
@@ -19,14 +21,17 @@
 namespace {
 
 void Usage() {
-  std::cerr << "usage: zarrd [--config FILE] [--listen ADDRESS]... [--log-level LEVEL]\n"
-               "  ADDRESS: unix:/path/zarrd.sock or HOST:PORT (e.g. 127.0.0.1:7070)\n";
+  std::cerr
+      << "usage: zarrd [--config FILE] [--listen ADDRESS]... [--metrics-listen HOST:PORT|off]\n"
+         "             [--log-level LEVEL]\n"
+         "  ADDRESS: unix:/path/zarrd.sock or HOST:PORT (e.g. 127.0.0.1:7070)\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string config_path, log_level;
+  std::optional<std::string> metrics_listen;
   std::vector<std::string> listen;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -41,6 +46,8 @@ int main(int argc, char** argv) {
       config_path = value();
     } else if (arg == "--listen") {
       listen.push_back(value());
+    } else if (arg == "--metrics-listen") {
+      metrics_listen = value();
     } else if (arg == "--log-level") {
       log_level = value();
     } else if (arg == "--version") {
@@ -60,6 +67,7 @@ int main(int argc, char** argv) {
   }
   if (!listen.empty()) config->listen = listen;
   if (!log_level.empty()) config->log_level = log_level;
+  if (metrics_listen) config->metrics_listen = zarrd::server::MetricsAddress(*metrics_listen);
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
     std::cerr << "zarrd: unknown log level \"" << config->log_level << "\"\n";
