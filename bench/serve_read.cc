@@ -93,7 +93,9 @@ int Main(int argc, char** argv) {
       args.zarrd,
       {{"stores", {{{"name", "bench"}, {"root", std::filesystem::absolute(args.dir).string()}}}},
        {"stream_piece_bytes", args.piece},
-       {"stream_decode_threads", args.stream_threads}});
+       {"stream_decode_threads", args.stream_threads},
+       {"enable_stream_bytes", true},  // the bare-transport rows
+       {"stream_bytes_max_bytes", uint64_t{1} << 32}});
   const std::string& address = server.address();
   const pid_t pid = server.pid();
   // Four client settings: gRPC's defaults (16 KiB frames, a window that BDP probing grows) and

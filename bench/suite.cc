@@ -43,11 +43,13 @@ uint64_t ProcStatusKiB(pid_t pid, const char* field) {
   return 0;
 }
 
-// A zarrd serving DIR as "bench" and a GPU store "gmem".
+// A zarrd serving DIR as "bench" and a GPU store "gmem", with StreamBytes for the bare-stream rows.
 nlohmann::json SuiteConfig(const std::string& dir) {
   return {{"stores",
            {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
-            {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}}};
+            {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
+          {"enable_stream_bytes", true},
+          {"stream_bytes_max_bytes", 2 * kTotal}};
 }
 
 struct Row {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "client/piece_reader.h"
+#include "common/checked.h"
 #include "common/dtype.h"
 #include "common/file_util.h"
 #include "common/selection.h"
@@ -37,9 +38,8 @@ size_t NodeInfo::item_size() const {
 }
 
 uint64_t NodeInfo::num_bytes() const {
-  uint64_t n = item_size();
-  for (int64_t s : shape) n *= static_cast<uint64_t>(s);
-  return n;
+  auto n = CheckedProduct(shape, item_size(), "shape");
+  return n.ok() ? *n : UINT64_MAX;
 }
 
 namespace {
@@ -383,7 +383,7 @@ Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const 
   if (d0 == sel.dims.size() || sel.dims[d0].count < 2) return std::vector<Band>{};
   const DimSelection dim = sel.dims[d0];
   const uint64_t row_bytes =
-      static_cast<uint64_t>(sel.num_elements() / dim.count) * node.item_size();
+      SaturatingMul(static_cast<uint64_t>(sel.num_elements() / dim.count), node.item_size());
   const int64_t max_rows =
       max_band_bytes ? static_cast<int64_t>(max_band_bytes / row_bytes) : dim.count;
   if (max_rows < 1) return std::vector<Band>{};

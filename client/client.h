@@ -29,7 +29,7 @@ struct NodeInfo {
   std::vector<int64_t> shape, chunks;
   nlohmann::json metadata, attributes;
   size_t item_size() const;
-  uint64_t num_bytes() const;
+  uint64_t num_bytes() const;  // saturates at UINT64_MAX
 };
 
 // A POSIX shared-memory region mapped here and registered with the server. Destroying it

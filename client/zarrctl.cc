@@ -287,7 +287,16 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
   auto parsed = zarrd::ParseSelection(o.selection);
   auto resolved = zarrd::ResolveSelection(*parsed, node.shape);
   if (!resolved.ok()) return Fail(resolved.status());
-  std::vector<uint8_t> buf(resolved->num_elements() * node.item_size());
+  const uint64_t nbytes = resolved->num_bytes(node.item_size());
+  const uint64_t memory =
+      static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::getpagesize());
+  if (nbytes > memory) {
+    return Fail(zarrd::ResourceExhausted(
+        o.node + ": the result of shape " + json(resolved->result_shape).dump() + " holds " +
+        (nbytes == UINT64_MAX ? "more than 2^64" : std::to_string(nbytes)) +
+        " bytes, more than this host's " + std::to_string(memory) + " bytes of memory"));
+  }
+  std::vector<uint8_t> buf(nbytes);
   pb::ArrayDescriptor d;
   Status s = c.Get(store, path, selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
   if (!s.ok()) return Fail(s);

@@ -80,15 +80,20 @@ Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& pat
     if (slash == std::string::npos) continue;
     std::string name = rest.substr(0, slash), doc = rest.substr(slash + 1);
     if (doc == ".zarray") {
-      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kArray, ZarrFormat::kV2});
+      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kArray, ZarrFormat::kV2, ""});
     } else if (doc == ".zgroup") {
-      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kGroup, ZarrFormat::kV2});
+      children.try_emplace(name, NodeEntry{name, NodeEntry::Kind::kGroup, ZarrFormat::kV2, ""});
     } else if (doc == "zarr.json") {
-      ZARRD_ASSIGN_OR_RETURN(auto j, ReadJsonDocument(store, key));
-      auto kind = j && j->is_object() && j->value("node_type", "") == "array"
+      auto j = ReadJsonDocument(store, key);
+      if (!j.ok()) {
+        children[name] =
+            NodeEntry{name, NodeEntry::Kind::kGroup, ZarrFormat::kV3, j.status().ToString()};
+        continue;
+      }
+      auto kind = *j && (*j)->is_object() && (*j)->value("node_type", "") == "array"
                       ? NodeEntry::Kind::kArray
                       : NodeEntry::Kind::kGroup;
-      children[name] = NodeEntry{name, kind, ZarrFormat::kV3};  // zarr.json wins over v2 files
+      children[name] = NodeEntry{name, kind, ZarrFormat::kV3, ""};  // zarr.json wins over v2 files
     }
   }
   std::vector<NodeEntry> out;

@@ -14,6 +14,9 @@ struct NodeEntry {
   std::string name;  // last path component
   enum class Kind { kArray, kGroup } kind;
   ZarrFormat format;
+  // Why the child's zarr.json could not be read (too large, not JSON): its kind is unknown then.
+  // One broken child does not make its parent unlistable.
+  std::string error;
 };
 
 // Writes a group's metadata; ALREADY_EXISTS when any node is at `path`.

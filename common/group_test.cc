@@ -45,6 +45,25 @@ TEST(Group, ListsChildrenOfPeerHierarchies) {
   EXPECT_EQ(OpenGroup(**store, "a/baz").status().code(), StatusCode::kFailedPrecondition);
 }
 
+TEST(Group, OneUnreadableChildDoesNotMakeItsParentUnlistable) {
+  auto store = MakeMemoryStore();
+  ASSERT_TRUE(CreateGroup(*store, "p", GroupMetadata{}).ok());
+  ASSERT_TRUE(CreateGroup(*store, "p/good", GroupMetadata{}).ok());
+  const std::string broken = "{\"zarr_format\": 3, \"node_type\": \"gr";
+  ASSERT_TRUE(store
+                  ->Set("p/bad/zarr.json",
+                        ByteView(reinterpret_cast<const uint8_t*>(broken.data()), broken.size()))
+                  .ok());
+  auto children = ListChildren(*store, "p");
+  ASSERT_TRUE(children.ok()) << children.status().ToString();
+  ASSERT_EQ(children->size(), 2u);
+  EXPECT_EQ((*children)[0].name, "bad");
+  EXPECT_EQ((*children)[0].error.rfind("DATA_LOSS: p/bad/zarr.json: not valid JSON", 0), 0u)
+      << (*children)[0].error;
+  EXPECT_EQ((*children)[1].name, "good");
+  EXPECT_TRUE((*children)[1].error.empty());
+}
+
 TEST(Group, ArrayAndGroupDoNotShareAPath) {
   auto store = MakeMemoryStore();
   ArrayMetadata m;

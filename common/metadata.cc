@@ -2,13 +2,18 @@
 
 #include <limits>
 
+#include "common/checked.h"
+#include "common/codec_sharding.h"
+
 namespace zarrd {
 
 using nlohmann::json;
 
 std::vector<int64_t> ArrayMetadata::grid_shape() const {
   std::vector<int64_t> grid(rank());
-  for (size_t d = 0; d < rank(); ++d) grid[d] = (shape[d] + chunk_shape[d] - 1) / chunk_shape[d];
+  for (size_t d = 0; d < rank(); ++d) {
+    grid[d] = shape[d] / chunk_shape[d] + (shape[d] % chunk_shape[d] != 0);  // no overflow
+  }
   return grid;
 }
 
@@ -54,31 +59,35 @@ std::optional<std::vector<int64_t>> ArrayMetadata::ParseChunkKey(std::string_vie
   return index;
 }
 
+uint64_t ArrayMetadata::max_encoded_chunk_bytes() const {
+  const uint64_t decoded = chunk_spec().num_bytes();
+  uint64_t chunks = 1;  // inner chunks when sharded, each with its own headers and index entry
+  if (codec_chain) {
+    if (const auto* shard = dynamic_cast<const ShardingCodec*>(&codec_chain->array_to_bytes())) {
+      for (int64_t g : shard->grid()) chunks = SaturatingMul(chunks, static_cast<uint64_t>(g));
+    }
+  }
+  return SaturatingAdd(SaturatingMul(decoded, 2),
+                       SaturatingAdd(SaturatingMul(chunks, 1024), 1u << 20));
+}
+
 Status ArrayMetadata::Finalize() {
   if (shape.size() != chunk_shape.size()) {
     return InvalidArgument("chunk shape has " + std::to_string(chunk_shape.size()) +
                            " dimensions, the array has " + std::to_string(shape.size()));
   }
-  uint64_t chunk_bytes = ItemSize(dtype);
   for (size_t d = 0; d < rank(); ++d) {
-    if (shape[d] < 0) return InvalidArgument("shape: negative extent " + std::to_string(shape[d]));
     if (chunk_shape[d] < 1) {
       return InvalidArgument("chunk shape: extents must be positive, got " +
                              std::to_string(chunk_shape[d]));
     }
-    if (__builtin_mul_overflow(chunk_bytes, static_cast<uint64_t>(chunk_shape[d]), &chunk_bytes) ||
-        chunk_bytes > kMaxChunkBytes) {
-      return InvalidArgument("chunk shape: one chunk would exceed " +
-                             std::to_string(kMaxChunkBytes) + " bytes");
-    }
   }
-  uint64_t elements = 1;
-  for (int64_t s : shape) {
-    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(s), &elements) ||
-        elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return InvalidArgument("shape: element count overflows 64 bits");
-    }
-  }
+  ZARRD_RETURN_IF_ERROR(
+      CheckedProduct(chunk_shape, ItemSize(dtype), "chunk shape: one chunk", kMaxChunkBytes)
+          .status());
+  ZARRD_RETURN_IF_ERROR(CheckedProduct(shape, 1, "shape: element count").status());
+  ZARRD_RETURN_IF_ERROR(CheckedProduct(shape, ItemSize(dtype), "shape: array size").status());
+  ZARRD_RETURN_IF_ERROR(CheckedProduct(grid_shape(), 1, "shape: chunk count").status());
   if (fill_value.size() != ItemSize(dtype)) return Internal("fill value of wrong size");
   if (format == ZarrFormat::kV2) key_encoding.kind = ChunkKeyEncoding::Kind::kV2;
   if (key_encoding.separator == 0) {
@@ -113,12 +122,6 @@ Status ArrayMetadata::Finalize() {
                                                    std::move(bytes_codecs));
   codecs = codec_chain->ToJson();
   return OkStatus();
-}
-
-Result<json> ParseJsonDocument(std::string_view text, const std::string& what) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument(what + ": not valid JSON");
-  return j;
 }
 
 namespace internal {

@@ -49,6 +49,10 @@ struct ArrayMetadata {
   std::string ChunkKey(const std::vector<int64_t>& chunk_index) const;
   // The inverse of ChunkKey: the chunk index a key names, nullopt for other keys.
   std::optional<std::vector<int64_t>> ParseChunkKey(std::string_view key) const;
+  // The most bytes a stored chunk (a whole shard when sharded) may hold: its decoded size twice
+  // (no codec expands that much) plus room for per-chunk headers and a shard index. A larger
+  // value is DATA_LOSS before it is read.
+  uint64_t max_encoded_chunk_bytes() const;
   // Validates shapes and builds `codec_chain`.
   Status Finalize();
 };
@@ -69,15 +73,12 @@ struct GroupMetadata {
 Result<GroupMetadata> ParseV3GroupMetadata(const nlohmann::json& json);
 nlohmann::json ToV3Json(const GroupMetadata& metadata);
 
-// Parses text as JSON, naming `what` (e.g. the key) when it is not.
-Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& what);
-
-// Decoded chunks larger than this are refused, so corrupt metadata cannot ask for absurd buffers.
 namespace internal {
 Result<std::vector<int64_t>> ParseExtents(const nlohmann::json& j, const std::string& field,
                                           bool positive);
 }  // namespace internal
 
+// Decoded chunks larger than this are refused, so corrupt metadata cannot ask for absurd buffers.
 inline constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 34;
 
 }  // namespace zarrd

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "common/test_util.h"
 
@@ -21,6 +22,39 @@ json V3Array() {
     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                {"name": "zstd", "configuration": {"level": 3, "checksum": false}}],
     "attributes": {"units": "m"}, "dimension_names": ["y", null]})");
+}
+
+// float32 [2^31, 2^31] and [2^62] are 2^64 bytes: the size wrapped to 0 and the array was
+// created; a whole-array read then asked for 8.8 TB or grew until the OOM killer came.
+TEST(MetadataV3, ArraysWhoseByteSizeOverflowsAreRefused) {
+  for (const json& shape : {json{int64_t{1} << 31, int64_t{1} << 31}, json{int64_t{1} << 62},
+                            json{int64_t{1} << 61}, json{int64_t{1} << 62, int64_t{1} << 62}}) {
+    json j = V3Array();
+    j["shape"] = shape;
+    j["chunk_grid"]["configuration"]["chunk_shape"] = json::array();
+    for (size_t d = 0; d < shape.size(); ++d)
+      j["chunk_grid"]["configuration"]["chunk_shape"].push_back(1);
+    j.erase("dimension_names");
+    auto m = ParseV3ArrayMetadata(j);
+    ASSERT_FALSE(m.ok()) << shape.dump();
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(m.status().message().find("overflows"), std::string::npos) << m.status().ToString();
+  }
+  // 2^62 one-byte elements fit: a sparse array of that size is fine, reads of it are bounded.
+  json j = V3Array();
+  j["shape"] = {int64_t{1} << 62};
+  j["data_type"] = "uint8";
+  j["fill_value"] = 0u;
+  j["chunk_grid"]["configuration"]["chunk_shape"] = {1};
+  j.erase("dimension_names");
+  auto m = ParseV3ArrayMetadata(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->grid_shape(), (std::vector<int64_t>{int64_t{1} << 62}));
+  j["shape"] = {std::numeric_limits<int64_t>::max()};
+  j["chunk_grid"]["configuration"]["chunk_shape"] = {1000};
+  m = ParseV3ArrayMetadata(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();  // shape + chunk - 1 overflowed in grid_shape
+  EXPECT_EQ(m->grid_shape()[0], std::numeric_limits<int64_t>::max() / 1000 + 1);
 }
 
 TEST(MetadataV3, ParsesAndRoundTrips) {

@@ -1,6 +1,9 @@
 #include "common/selection.h"
 
 #include <charconv>
+#include <limits>
+
+#include "common/checked.h"
 
 namespace zarrd {
 namespace {
@@ -40,9 +43,12 @@ int64_t SliceCount(int64_t start, int64_t stop, int64_t step) {
 }  // namespace
 
 int64_t ResolvedSelection::num_elements() const {
-  int64_t n = 1;
-  for (int64_t s : result_shape) n *= s;
-  return n;
+  auto n = CheckedProduct(result_shape, 1, "selection");
+  return n.ok() ? static_cast<int64_t>(*n) : std::numeric_limits<int64_t>::max();
+}
+
+uint64_t ResolvedSelection::num_bytes(size_t item_size) const {
+  return SaturatingMul(static_cast<uint64_t>(num_elements()), item_size);
 }
 
 Result<Selection> ParseSelection(std::string_view text) {

@@ -42,7 +42,10 @@ struct DimSelection {
 struct ResolvedSelection {
   std::vector<DimSelection> dims;     // one per array dimension
   std::vector<int64_t> result_shape;  // numpy's result shape
+  // Both saturate (at INT64_MAX and UINT64_MAX) instead of wrapping around, so a size check
+  // against a limit refuses what does not fit.
   int64_t num_elements() const;
+  uint64_t num_bytes(size_t item_size) const;
 };
 
 // Applies numpy's rules: negative indices count from the end, slices clamp, integers out of

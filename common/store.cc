@@ -19,6 +19,23 @@ Result<std::optional<uint64_t>> Store::GetExact(const std::string& key, MutableB
   return std::optional<uint64_t>(value.size());
 }
 
+Result<bool> Store::GetBounded(const std::string& key, uint64_t max_bytes, Bytes* out) {
+  // Values of stores without this override are in memory already; the bound still holds for
+  // the caller.
+  ZARRD_ASSIGN_OR_RETURN(bool found, Get(key, out));
+  if (found && out->size() > max_bytes) {
+    const uint64_t size = out->size();
+    Bytes().swap(*out);
+    return OversizedValue("\"" + key + "\"", size, max_bytes);
+  }
+  return found;
+}
+
+Status OversizedValue(const std::string& where, uint64_t size, uint64_t max_bytes) {
+  return DataLoss(where + " holds " + std::to_string(size) + " bytes, more than the " +
+                  std::to_string(max_bytes) + " it may hold");
+}
+
 Status Store::DeletePrefix(const std::string& prefix) {
   ZARRD_ASSIGN_OR_RETURN(auto keys, List(prefix));
   for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(Delete(key));
@@ -35,12 +52,20 @@ Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& 
 }
 
 Status ValidateKey(std::string_view key) {
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     std::string shown;
-    for (char c : key) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    for (char c : key.substr(0, kMaxKeyShown)) {
+      shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    }
+    if (key.size() > kMaxKeyShown) shown += "...";
     return InvalidArgument("store key \"" + shown + "\": " + why);
   };
   if (key.empty()) return bad("is empty");
+  // Longer paths cannot be opened (PATH_MAX); errors naming them would exceed gRPC's metadata.
+  if (key.size() > kMaxKeyBytes) {
+    return bad("is " + std::to_string(key.size()) + " bytes long, more than " +
+               std::to_string(kMaxKeyBytes));
+  }
   if (key.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
   if (key.front() == '/') return bad("is absolute");
   if (key.find('\\') != std::string_view::npos) return bad("contains a backslash");

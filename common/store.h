@@ -42,6 +42,8 @@ class Store {
 
   // Reads a value into `out` (reusing its capacity). Returns false when the key is absent.
   virtual Result<bool> Get(const std::string& key, Bytes* out) = 0;
+  // Get, but a value larger than `max_bytes` is DATA_LOSS naming the key, before it is read.
+  virtual Result<bool> GetBounded(const std::string& key, uint64_t max_bytes, Bytes* out);
   // Reads a value into `dst` when it holds exactly dst.size() bytes, and returns its size:
   // nullopt when the key is absent; another size reads nothing. Raw chunks go straight into
   // their place in a host result (or its staging) this way.
@@ -76,6 +78,8 @@ class Store {
   std::array<std::mutex, kLockStripes> key_locks_;
 };
 
+// DATA_LOSS: the value `where` names is larger than a value there may be.
+Status OversizedValue(const std::string& where, uint64_t size, uint64_t max_bytes);
 // The offset of `range` in a value of `size` bytes; DATA_LOSS naming `where` when it does not fit.
 Result<uint64_t> RangeOffset(ByteRange range, uint64_t size, const std::string& where);
 
@@ -135,7 +139,10 @@ class KeyedValues {
 
 }  // namespace internal
 
-// Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/'.
+// Keys are '/'-separated relative paths: no empty, "." or ".." parts, no NUL, no leading '/', at
+// most kMaxKeyBytes. Errors show at most kMaxKeyShown bytes of a key.
+inline constexpr size_t kMaxKeyBytes = 4000;
+inline constexpr size_t kMaxKeyShown = 200;
 Status ValidateKey(std::string_view key);
 // Joins a node path and a key below it ("" path means the store root).
 std::string JoinKey(std::string_view path, std::string_view key);

@@ -10,15 +10,67 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <functional>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string_view>
 
 #include "common/store.h"
 
 namespace zarrd {
 namespace {
 
+// A write goes to "<name>.zarrd-tmp-<pid>-<token>-<n>" first, <token> 16 hex digits drawn once per
+// process: a temporary is this process's when pid and token are, and a leftover of a process
+// that is gone when that pid is not running or is ours with another token (a restarted zarrd in a
+// container gets the same pid). Names of any other form are not temporaries.
 constexpr std::string_view kTempMarker = ".zarrd-tmp-";
+
+const std::string& ProcessToken() {
+  static const std::string token = [] {
+    std::random_device rd;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%08x%08x", rd(), rd());
+    return std::string(hex);
+  }();
+  return token;
+}
+
+struct TempName {
+  pid_t pid;
+  std::string_view token;
+};
+
+// The pid and token of a temporary's file name; nullopt for any other name.
+std::optional<TempName> ParseTempName(std::string_view name) {
+  const size_t at = name.rfind(kTempMarker);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view rest = name.substr(at + kTempMarker.size());
+  const auto digits = [](std::string_view s, bool hex) {
+    size_t n = 0;
+    while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) ||
+                            (hex && s[n] >= 'a' && s[n] <= 'f'))) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t pid_digits = digits(rest, false);
+  if (pid_digits == 0 || pid_digits > 9 || pid_digits >= rest.size() || rest[pid_digits] != '-') {
+    return std::nullopt;
+  }
+  const pid_t pid = static_cast<pid_t>(std::stol(std::string(rest.substr(0, pid_digits))));
+  rest.remove_prefix(pid_digits + 1);
+  if (digits(rest, true) != 16 || rest.size() < 18 || rest[16] != '-') return std::nullopt;
+  const std::string_view token = rest.substr(0, 16);
+  rest.remove_prefix(17);
+  if (rest.empty() || rest.size() > 20 || digits(rest, false) != rest.size()) return std::nullopt;
+  if (pid <= 0) return std::nullopt;
+  return TempName{pid, token};
+}
 
 class Fd {
  public:
@@ -67,8 +119,13 @@ class LocalStore : public Store {
       : root_(std::move(root)), root_fd_(std::move(root_fd)), options_(options) {}
 
   Result<bool> Get(const std::string& key, Bytes* out) override {
+    return GetBounded(key, std::numeric_limits<uint64_t>::max(), out);
+  }
+
+  Result<bool> GetBounded(const std::string& key, uint64_t max_bytes, Bytes* out) override {
     ZARRD_ASSIGN_OR_RETURN(auto value, OpenValue(key));
     if (!value) return false;
+    if (value->size > max_bytes) return OversizedValue(Where(key), value->size, max_bytes);
     out->resize(static_cast<size_t>(value->size));
     ZARRD_RETURN_IF_ERROR(ReadAt(value->file.get(), 0, out->data(), out->size(), key));
     return true;
@@ -99,7 +156,7 @@ class LocalStore : public Store {
     ZARRD_ASSIGN_OR_RETURN(Fd dir, MakeParents(key, slash));
     static std::atomic<uint64_t> counter{0};
     std::string temp = base + std::string(kTempMarker) + std::to_string(::getpid()) + "-" +
-                       std::to_string(counter.fetch_add(1));
+                       ProcessToken() + "-" + std::to_string(counter.fetch_add(1));
     int fd = ::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus(errno, Where(key));
     Fd file(fd);
@@ -163,10 +220,12 @@ class LocalStore : public Store {
     ZARRD_RETURN_IF_ERROR(Walk(fd, "", "", &keys, &temps));
     size_t removed = 0;
     for (const std::string& temp : temps) {
-      // "<key>.zarrd-tmp-<pid>-<n>": only the temporaries of processes that are gone.
-      const size_t at = temp.rfind(kTempMarker) + kTempMarker.size();
-      const pid_t pid = static_cast<pid_t>(std::strtol(temp.c_str() + at, nullptr, 10));
-      if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+      const std::optional<TempName> t = ParseTempName(temp);  // Walk found it, so it parses
+      if (t->pid == ::getpid()) {
+        if (t->token == ProcessToken()) continue;  // a write of ours in progress
+      } else if (::kill(t->pid, 0) == 0 || errno != ESRCH) {
+        continue;  // its writer may still be running
+      }
       ZARRD_RETURN_IF_ERROR(Delete(temp));
       ++removed;
     }
@@ -176,16 +235,21 @@ class LocalStore : public Store {
   std::string Describe() const override { return "local store " + root_; }
 
  private:
-  std::string Where(const std::string& key) const { return "\"" + key + "\" in " + root_; }
+  std::string Where(const std::string& key) const {
+    return "\"" + (key.size() > kMaxKeyShown ? key.substr(0, kMaxKeyShown) + "..." : key) +
+           "\" in " + root_;
+  }
 
   struct OpenedValue {
     Fd file;
     uint64_t size;
   };
-  // The value's file, open for reading; nullopt when the key is absent (or not a file).
+  // The value's file, open for reading; nullopt when the key is absent or a directory. O_NONBLOCK:
+  // opening a FIFO someone put in the store must not wait for a writer; anything but a regular
+  // file (FIFO, socket, device) is DATA_LOSS.
   Result<std::optional<OpenedValue>> OpenValue(const std::string& key) const {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
-    Fd file(OpenBeneath(key, O_RDONLY));
+    Fd file(OpenBeneath(key, O_RDONLY | O_NONBLOCK | O_NOCTTY));
     if (file.get() < 0) {
       Result<bool> missing = Missing(errno, key);  // false, or an error
       if (!missing.ok()) return missing.status();
@@ -193,13 +257,15 @@ class LocalStore : public Store {
     }
     struct stat st;
     if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, Where(key));
-    if (!S_ISREG(st.st_mode)) return std::optional<OpenedValue>();
+    if (S_ISDIR(st.st_mode)) return std::optional<OpenedValue>();
+    if (!S_ISREG(st.st_mode)) return DataLoss(Where(key) + " is not a regular file");
     return std::optional<OpenedValue>(
         OpenedValue{std::move(file), static_cast<uint64_t>(st.st_size)});
   }
 
   Result<bool> Missing(int err, const std::string& key) const {
     if (err == ENOENT || err == ENOTDIR) return false;
+    if (err == ENXIO) return DataLoss(Where(key) + " is not a regular file");  // a socket
     return Escape(err, key);
   }
 
@@ -292,36 +358,54 @@ class LocalStore : public Store {
   }
 
   // Collects regular files below `fd` (whose key prefix is `base`) that start with `prefix`.
-  // Temporaries of unfinished writes go to `temps` when it is given.
+  // Temporaries of unfinished writes go to `temps` when it is given. Iterative: a tree thousands
+  // of directories deep costs heap, not stack. A directory stays open while subdirectories of it
+  // wait, so descriptors are bounded by the depth of the walk, not by the width of the tree.
   Status Walk(int fd, const std::string& base, const std::string& prefix,
               std::vector<std::string>* keys, std::vector<std::string>* temps) {
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-      ::close(fd);
-      return ErrnoStatus(errno, Where(base));
-    }
-    std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
-    while (dirent* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      std::string key = base + name;
-      const size_t n = std::min(key.size(), prefix.size());
-      if (key.compare(0, n, prefix, 0, n) != 0) continue;
-      unsigned char type = e->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+    struct Pending {
+      std::shared_ptr<Fd> parent;  // null: `name` is unused and `opened` is the directory
+      std::string name, base;
+      int opened = -1;
+    };
+    std::vector<Pending> todo;
+    todo.push_back({nullptr, "", base, fd});
+    while (!todo.empty()) {
+      Pending next = std::move(todo.back());
+      todo.pop_back();
+      const int dir_fd = next.parent ? ::openat(next.parent->get(), next.name.c_str(),
+                                                O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                                     : next.opened;
+      next.parent.reset();
+      if (dir_fd < 0) continue;  // gone (or replaced by a symlink) since it was listed
+      DIR* d = ::fdopendir(dir_fd);
+      if (!d) {
+        ::close(dir_fd);
+        return ErrnoStatus(errno, Where(next.base));
       }
-      if (type == DT_DIR) {
-        int sub = ::openat(::dirfd(d), e->d_name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) continue;
-        ZARRD_RETURN_IF_ERROR(Walk(sub, key + "/", prefix, keys, temps));
-      } else if (type == DT_REG && key.size() >= prefix.size()) {
-        if (name.find(kTempMarker) == std::string::npos) {
-          keys->push_back(std::move(key));
-        } else if (temps) {
-          temps->push_back(std::move(key));
+      std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+      std::shared_ptr<Fd> self;
+      while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        std::string key = next.base + name;
+        const size_t n = std::min(key.size(), prefix.size());
+        if (key.compare(0, n, prefix, 0, n) != 0) continue;
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
+          struct stat st;
+          if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+          type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+        }
+        if (type == DT_DIR) {
+          if (!self) self = std::make_shared<Fd>(::fcntl(::dirfd(d), F_DUPFD_CLOEXEC, 0));
+          todo.push_back({self, name, key + "/"});
+        } else if (type == DT_REG && key.size() >= prefix.size()) {
+          if (!ParseTempName(name)) {
+            keys->push_back(std::move(key));
+          } else if (temps) {
+            temps->push_back(std::move(key));
+          }
         }
       }
     }

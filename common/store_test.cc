@@ -1,6 +1,8 @@
 #include "common/store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,7 +140,7 @@ TEST(LocalStore, WritesAreAtomicAndLeaveNoTempFiles) {
   }
   EXPECT_EQ(files, 1);
   // A temp file left by a crash is not a key.
-  { std::ofstream(dir.path() + "/k.zarrd-tmp-1-1") << "torn"; }
+  { std::ofstream(dir.path() + "/k.zarrd-tmp-1-0123456789abcdef-1") << "torn"; }
   EXPECT_EQ(*store->List(""), (std::vector<std::string>{"k"}));
 }
 
@@ -178,16 +180,36 @@ TEST(LocalStore, StaleTemporariesOfDeadProcessesAreRemoved) {
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   ::waitpid(child, nullptr, 0);
-  const std::string dead = dir.path() + "/a/b/k.zarrd-tmp-" + std::to_string(child) + "-7";
-  const std::string live = dir.path() + "/a/k.zarrd-tmp-" + std::to_string(::getppid()) + "-1";
+  const std::string token = "-00000000deadbeef-";
+  const std::string dead = dir.path() + "/a/b/k.zarrd-tmp-" + std::to_string(child) + token + "7";
+  const std::string empty = dir.path() + "/a/e.zarrd-tmp-" + std::to_string(child) + token + "8";
+  const std::string live =
+      dir.path() + "/a/k.zarrd-tmp-" + std::to_string(::getppid()) + token + "1";
+  // This process's pid with another token: left by an earlier process that had our pid (a
+  // restarted container), so stale.
+  const std::string reused =
+      dir.path() + "/a/r.zarrd-tmp-" + std::to_string(::getpid()) + token + "2";
+  // Names zarrd never writes, though they look alike: user files, kept and listed.
+  const std::vector<std::string> users = {"u.zarrd-tmp-" + std::to_string(child) + "-7",
+                                          "v.zarrd-tmp-" + std::to_string(child) + "-notes.txt",
+                                          "w.zarrd-tmp-" + std::to_string(child) + token + "x"};
   { std::ofstream(dead) << "torn"; }
+  { std::ofstream f(empty); }  // 0 bytes: a crash between create and write
   { std::ofstream(live) << "in progress"; }
+  { std::ofstream(reused) << "torn"; }
+  for (const auto& u : users) std::ofstream(dir.path() + "/" + u) << "mine";
   auto removed = store->RemoveStaleTemporaries();
   ASSERT_TRUE(removed.ok()) << removed.status().ToString();
-  EXPECT_EQ(*removed, 1u);
+  EXPECT_EQ(*removed, 3u);
   EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_FALSE(std::filesystem::exists(empty));
+  EXPECT_FALSE(std::filesystem::exists(reused));
   EXPECT_TRUE(std::filesystem::exists(live));
-  EXPECT_EQ(*store->List(""), (std::vector<std::string>{"a/b/k"}));
+  for (const auto& u : users) EXPECT_TRUE(std::filesystem::exists(dir.path() + "/" + u)) << u;
+  std::vector<std::string> keys = {"a/b/k"};
+  keys.insert(keys.end(), users.begin(), users.end());
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(*store->List(""), keys);
 }
 
 TEST(LocalStore, ReadOnlyDirectoryIsPermissionDenied) {
@@ -197,6 +219,88 @@ TEST(LocalStore, ReadOnlyDirectoryIsPermissionDenied) {
   ::chmod(dir.path().c_str(), 0500);
   EXPECT_EQ(store->Set("k", B("x")).code(), StatusCode::kPermissionDenied);
   ::chmod(dir.path().c_str(), 0700);
+}
+
+TEST(LocalStore, FifosSocketsAndDevicesAreDataLossWithoutBlocking) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  ASSERT_EQ(::mkfifo((dir.path() + "/fifo").c_str(), 0644), 0);
+  std::filesystem::create_directories(dir.path() + "/dev");
+  std::filesystem::create_symlink("/dev/zero", dir.path() + "/zero");  // leads outside: refused
+  Bytes out;
+  for (const char* key : {"fifo"}) {
+    auto got = store->Get(key, &out);  // would block forever in open() without O_NONBLOCK
+    EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status().ToString();
+    EXPECT_NE(got.status().message().find("not a regular file"), std::string::npos);
+    Bytes dst(4);
+    EXPECT_EQ(store->GetExact(key, dst).status().code(), StatusCode::kDataLoss);
+  }
+  EXPECT_EQ(store->Get("zero", &out).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(*store->Get("dev", &out));  // a directory is no value
+}
+
+TEST(LocalStore, ValuesLargerThanTheirBoundAreDataLossBeforeTheyAreRead) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  {
+    std::ofstream f(dir.path() + "/sparse");
+    f.seekp((uint64_t{40} << 30) - 1);  // 40 GiB, sparse: takes no disk
+    f.put('x');
+  }
+  Bytes out;
+  auto got = store->GetBounded("sparse", uint64_t{16} << 20, &out);
+  EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(got.status().message().find("42949672960 bytes"), std::string::npos)
+      << got.status().ToString();
+  EXPECT_LT(out.capacity(), size_t{1} << 20);
+  ASSERT_TRUE(store->Set("small", B("12345")).ok());
+  EXPECT_TRUE(*store->GetBounded("small", 5, &out));
+  EXPECT_EQ(store->GetBounded("small", 4, &out).status().code(), StatusCode::kDataLoss);
+  auto memory = MakeMemoryStore();
+  ASSERT_TRUE(memory->Set("small", B("12345")).ok());
+  EXPECT_EQ(memory->GetBounded("small", 4, &out).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(LocalStore, ListWalksATreeDeeperThanTheStackWouldAllow) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  // 3,000 levels with at most 256 descriptors: a recursive walk held one a level (and a stack
+  // frame: the hardening suite's tree of 30,000 levels crashed zarrd).
+  std::string key;
+  {
+    int fd = ::open(dir.path().c_str(), O_DIRECTORY | O_RDONLY);
+    for (int i = 0; i < 3000; ++i) {
+      ASSERT_EQ(::mkdirat(fd, "d", 0755), 0);
+      const int next = ::openat(fd, "d", O_DIRECTORY | O_RDONLY);
+      ::close(fd);
+      fd = next;
+      key += "d/";
+    }
+    const int file = ::openat(fd, "v", O_WRONLY | O_CREAT, 0644);
+    ASSERT_EQ(::write(file, "x", 1), 1);
+    ::close(file);
+    ::close(fd);
+  }
+  ASSERT_TRUE(store->Set("top", B("t")).ok());
+  struct rlimit saved;
+  ::getrlimit(RLIMIT_NOFILE, &saved);
+  struct rlimit low = saved;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto keys = store->List("");
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_EQ(*keys, (std::vector<std::string>{key + "v", "top"}));
+  // Removed from the bottom up through a descriptor a level: remove_all resolves whole paths,
+  // which took seconds here.
+  std::vector<int> levels = {::open(dir.path().c_str(), O_DIRECTORY | O_RDONLY)};
+  for (int i = 0; i < 3000; ++i) levels.push_back(::openat(levels.back(), "d", O_DIRECTORY));
+  ::unlinkat(levels.back(), "v", 0);
+  for (size_t i = levels.size() - 1; i > 0; --i) {
+    ::close(levels[i]);
+    ASSERT_EQ(::unlinkat(levels[i - 1], "d", AT_REMOVEDIR), 0);
+  }
+  ::close(levels[0]);
 }
 
 }  // namespace

@@ -30,12 +30,24 @@ void ThreadPool::Submit(std::function<void()> task) {
   wake_.notify_one();
 }
 
+std::atomic<void (*)()> ThreadPool::idle_hook_{nullptr};
+
+void ThreadPool::SetIdleHook(void (*hook)()) { idle_hook_ = hook; }
+
 void ThreadPool::WorkerLoop() {
+  const auto ready = [&] { return stopping_ || !tasks_.empty(); };
   while (true) {
     std::function<void()> task;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (!wake_.wait_for(lock, kIdleAfter, ready)) {
+        if (auto hook = idle_hook_.load()) {
+          lock.unlock();
+          hook();
+          lock.lock();
+        }
+        wake_.wait(lock, ready);
+      }
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();

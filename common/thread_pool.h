@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -38,9 +39,16 @@ class ThreadPool {
   // Runs `task` on a worker some time later (for blocking request work off gRPC's threads).
   void Submit(std::function<void()> task);
 
+  // Sets what every worker of every pool runs once it has waited `kIdleAfter` with no task (once
+  // per idle spell): the engine frees the scratch buffers it keeps per thread there, which the
+  // worker itself owns, so no lock is needed.
+  static void SetIdleHook(void (*hook)());
+  static constexpr std::chrono::milliseconds kIdleAfter{1000};
+
  private:
   void WorkerLoop();
 
+  static std::atomic<void (*)()> idle_hook_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;

@@ -4,6 +4,9 @@
 #include <fstream>
 #include <set>
 
+#include "common/file_util.h"
+#include "common/json_document.h"
+
 namespace zarrd::server {
 
 using nlohmann::json;
@@ -53,6 +56,8 @@ Result<std::vector<DeviceConfig>> ParseDevices(const json& j) {
 
 }  // namespace
 
+std::string MetricsAddress(const std::string& given) { return given == "off" ? "" : given; }
+
 ServerConfig DefaultConfig() {
   ServerConfig c;
   c.stores.push_back({"local", "local", std::filesystem::absolute("zarrd-data").string()});
@@ -81,6 +86,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "lease_ttl_seconds",
                                                "lease_quota_bytes",
                                                "metrics_listen",
+                                               "enable_stream_bytes",
+                                               "stream_bytes_max_bytes",
                                                "socket_group",
                                                "tls"};
   for (const auto& [key, value] : j.items()) {
@@ -185,6 +192,12 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     c.lease_ttl_seconds = j["lease_ttl_seconds"];
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "lease_quota_bytes", &c.lease_quota_bytes));
+  if (j.contains("enable_stream_bytes")) {
+    if (!j["enable_stream_bytes"].is_boolean())
+      return Field("enable_stream_bytes", "must be true or false");
+    c.enable_stream_bytes = j["enable_stream_bytes"];
+  }
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_bytes_max_bytes", &c.stream_bytes_max_bytes));
   if (j.contains("shutdown_grace_seconds")) {
     if (!j["shutdown_grace_seconds"].is_number())
       return Field("shutdown_grace_seconds", "must be a number");
@@ -215,16 +228,14 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   }
   if (j.contains("metrics_listen")) {
     if (!j["metrics_listen"].is_string()) return Field("metrics_listen", "must be a string");
-    c.metrics_listen = j["metrics_listen"];
+    c.metrics_listen = MetricsAddress(j["metrics_listen"]);
   }
   return c;
 }
 
 Result<ServerConfig> LoadConfig(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return NotFound("config file " + path + " cannot be read");
-  json j = json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument("config file " + path + " is not valid JSON");
+  ZARRD_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, kMaxJsonDocumentBytes));
+  ZARRD_ASSIGN_OR_RETURN(json j, ParseJsonDocument(text, "config file " + path));
   auto base = std::filesystem::absolute(path).parent_path().string();
   auto c = ParseConfig(j, base);
   if (!c.ok()) return c.status().WithContext(path);

@@ -77,7 +77,12 @@ struct ServerConfig {
   std::optional<std::vector<DeviceConfig>> devices;
   double lease_ttl_seconds = 300;
   uint64_t lease_quota_bytes = 0;  // per client process; 0: the pool's capacity
-  // Prometheus text endpoint ("host:port", port 0 picks one); "" turns it off.
+  // StreamBytes, the bare-transport benchmark RPC: off unless enabled; a request sends at most
+  // stream_bytes_max_bytes (and a `distinct` one builds a buffer that large).
+  bool enable_stream_bytes = false;
+  uint64_t stream_bytes_max_bytes = uint64_t{1} << 30;
+  // Prometheus text endpoint ("host:port", port 0 picks one); "" turns it off (the config key and
+  // --metrics-listen also take "off").
   std::string metrics_listen = "127.0.0.1:9464";
   double shutdown_grace_seconds = 10;
   std::string log_level = "info";
@@ -86,6 +91,8 @@ struct ServerConfig {
 // Parses a config document; relative store roots resolve against `base_dir`.
 Result<ServerConfig> ParseConfig(const nlohmann::json& j, const std::string& base_dir);
 Result<ServerConfig> LoadConfig(const std::string& path);
+// A metrics address as given by the config key or --metrics-listen: "off" is "" (no endpoint).
+std::string MetricsAddress(const std::string& given);
 // The config `zarrd` uses without --config: one local store "local" in ./zarrd-data.
 ServerConfig DefaultConfig();
 

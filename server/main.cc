@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "common/version.h"
 #include "server/sd_notify.h"
@@ -21,6 +22,7 @@ namespace {
 struct CommandLine {
   std::string config_path, log_level;
   std::vector<std::string> listen;
+  std::optional<std::string> metrics_listen;
 };
 
 // The options, one a line.
@@ -32,6 +34,8 @@ void AddOptions(CLI::App& app, CommandLine& cl) {
       ->allow_extra_args(false);
   app.add_option("--log-level", cl.log_level, "replaces the config's log_level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--metrics-listen", cl.metrics_listen,
+                 "HOST:PORT for Prometheus metrics, or off (replaces the config's metrics_listen)");
 }
 
 }  // namespace
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
   }
   if (!listen.empty()) config->listen = listen;
   if (!log_level.empty()) config->log_level = log_level;
+  if (cl.metrics_listen) config->metrics_listen = zarrd::server::MetricsAddress(*cl.metrics_listen);
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
     std::cerr << "zarrd: unknown log level \"" << config->log_level << "\"\n";

@@ -77,7 +77,12 @@ Result<std::unique_ptr<Metrics>> Metrics::Start(const std::string& address) {
       prom::BuildGauge().Name("zarrd_in_flight_requests").Help("Requests in flight").Register(r)});
   if (!address.empty()) {
     try {
-      m->exposer_ = std::make_unique<prom::Exposer>(address);
+      // A connection that never sends its request holds a civetweb thread until
+      // request_timeout_ms: with two threads and civetweb's 30 s default, a few hundred half-open
+      // connections stalled every scrape. A scrape asks at once, so half a second is plenty.
+      m->exposer_ = std::make_unique<prom::Exposer>(
+          std::vector<std::string>{"listening_ports", address, "num_threads", "16",
+                                   "request_timeout_ms", "500", "enable_keep_alive", "no"});
     } catch (const std::exception& e) {
       return Unavailable("metrics: cannot listen on " + address + ": " + e.what());
     }

@@ -4,10 +4,14 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -37,10 +41,47 @@ Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const TlsConfig&
   return grpc::SslServerCredentials(options);
 }
 
+// Clears the way for a Unix socket at `path`: removes a socket that nothing answers on (left by a
+// process that died), refuses when a server answers there or when the path is not a socket.
+Status ClaimSocketPath(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? OkStatus() : ErrnoStatus(errno, "socket " + path);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return FailedPrecondition("socket " + path + " exists and is not a socket; not removing it");
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return InvalidArgument("socket path too long: " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrnoStatus(errno, "socket " + path);
+  const int connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int err = errno;
+  ::close(fd);
+  if (connected == 0 || err == EAGAIN) {  // EAGAIN: alive, its backlog full
+    return FailedPrecondition("another server answers on " + path +
+                              " (a zarrd running already?); refusing to start");
+  }
+  if (err != ECONNREFUSED) return ErrnoStatus(err, "probing socket " + path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "socket " + path);
+  spdlog::info("removed the stale socket {} (nothing answered on it)", path);
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   std::unique_ptr<ZarrdServer> s(new ZarrdServer());
+  // First, so that a second zarrd started by mistake touches nothing of the running one.
+  for (const auto& address : config.listen) {
+    if (address.rfind("unix:", 0) != 0) continue;
+    const std::string path = address.substr(5);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    ZARRD_RETURN_IF_ERROR(ClaimSocketPath(path));
+  }
   std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();
   if (config.tls) {
     ZARRD_ASSIGN_OR_RETURN(tcp_credentials, TlsCredentials(*config.tls));
@@ -80,13 +121,6 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   std::vector<int> ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
     const std::string& address = config.listen[i];
-    if (address.rfind("unix:", 0) == 0) {
-      const std::string path = address.substr(5);
-      std::error_code ec;
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-      ::unlink(path.c_str());  // a stale socket from an earlier run
-      s->socket_paths_.push_back(path);
-    }
     const bool unix_socket = address.rfind("unix:", 0) == 0;
     builder.AddListeningPort(
         address, unix_socket ? grpc::InsecureServerCredentials() : tcp_credentials, &ports[i]);
@@ -94,6 +128,13 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_) return Unavailable("could not listen on the configured addresses");
+  for (const auto& address : config.listen) {
+    if (address.rfind("unix:", 0) != 0) continue;
+    // Remembered by inode, so that Shutdown removes this socket and not one bound there later.
+    struct stat st;
+    if (::lstat(address.c_str() + 5, &st) == 0)
+      s->sockets_.push_back({address.substr(5), st.st_ino});
+  }
   for (size_t i = 0; i < config.listen.size(); ++i) {
     std::string address = config.listen[i];
     if (address.rfind("unix:", 0) != 0) {
@@ -109,7 +150,7 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
       return InvalidArgument("socket_group: no group \"" + config.socket_group + "\"");
     group = g->gr_gid;
   }
-  for (const auto& path : s->socket_paths_) {
+  for (const auto& [path, inode] : s->sockets_) {
     if (::chmod(path.c_str(), config.socket_mode) != 0) {
       return ErrnoStatus(errno, "chmod of socket " + path);
     }
@@ -137,7 +178,10 @@ void ZarrdServer::Shutdown() {
                  service_->in_flight());
   }
   server_->Shutdown(deadline);
-  for (const auto& path : socket_paths_) ::unlink(path.c_str());
+  for (const auto& [path, inode] : sockets_) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && st.st_ino == inode) ::unlink(path.c_str());
+  }
   server_.reset();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -30,7 +31,11 @@ class ZarrdServer {
   std::unique_ptr<ZarrdService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::vector<std::string> addresses_;
-  std::vector<std::string> socket_paths_;
+  struct BoundSocket {
+    std::string path;
+    ino_t inode;
+  };
+  std::vector<BoundSocket> sockets_;
 };
 
 }  // namespace zarrd::server

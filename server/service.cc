@@ -6,7 +6,9 @@
 #include <chrono>
 #include <thread>
 
+#include "common/checked.h"
 #include "common/group.h"
+#include "common/json_document.h"
 #include "common/version.h"
 
 namespace zarrd::server {
@@ -21,7 +23,7 @@ grpc::Status ToGrpc(const Status& status) {
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
   out->set_data_type(std::string(V3Name(m.dtype)));
   for (int64_t s : sel.result_shape) out->add_shape(s);
-  out->set_nbytes(static_cast<uint64_t>(sel.num_elements()) * ItemSize(m.dtype));
+  out->set_nbytes(sel.num_bytes(ItemSize(m.dtype)));
 }
 
 namespace {
@@ -63,9 +65,7 @@ void FillGroupInfo(const std::string& store, const std::string& path, const Grou
 
 Result<json> ParseJsonField(const std::string& text, const char* field, bool allow_empty) {
   if (text.empty() && allow_empty) return json(nullptr);
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument(std::string(field) + ": not valid JSON");
-  return j;
+  return ParseJsonDocument(text, field);
 }
 
 }  // namespace
@@ -129,14 +129,19 @@ void ZarrdService::TrimWhenIdle() {
   ::malloc_trim(0);
 }
 
-std::shared_ptr<uint8_t[]> ZarrdService::StreamBytesSource(uint64_t nbytes) {
+std::shared_ptr<uint8_t[]> ZarrdService::StreamBytesSource(uint64_t nbytes,
+                                                           const std::function<bool()>& stop) {
   std::lock_guard lock(stream_source_mutex_);
   if (stream_source_bytes_ < nbytes) {
-    stream_source_.reset(new uint8_t[nbytes]);
+    stream_source_.reset();
+    stream_source_bytes_ = 0;
+    std::shared_ptr<uint8_t[]> source(new uint8_t[nbytes]);
     for (uint64_t i = 0; i < nbytes; i += 4096) {  // every page touched, no two alike
-      std::memset(stream_source_.get() + i, static_cast<int>(i >> 12),
+      if (i % (64u << 20) == 0 && stop()) return nullptr;
+      std::memset(source.get() + i, static_cast<int>(i >> 12),
                   std::min<uint64_t>(4096, nbytes - i));
     }
+    stream_source_ = std::move(source);
     stream_source_bytes_ = nbytes;
   }
   return stream_source_;
@@ -202,13 +207,13 @@ ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& r
   if (!sel.ok()) return Dispatch::kShort;  // fails at once
   const auto prototype = ResolvePrototype(req, m->rank());
   if (prototype.ok() && *prototype == PrototypeKind::kDevice && array->store().device_resident()) {
-    const uint64_t nbytes = static_cast<uint64_t>(sel->num_elements()) * ItemSize(m->dtype);
+    const uint64_t nbytes = sel->num_bytes(ItemSize(m->dtype));
     return nbytes <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
   }
   // Chunks the read decodes in full, not the result's size: a column of a large array is small
   // but touches every chunk row.
   const ChunkSelection chunks(*sel, m->chunk_shape, ItemSize(m->dtype));
-  const uint64_t decoded = chunks.num_chunks() * m->chunk_spec().num_bytes();
+  const uint64_t decoded = SaturatingMul(chunks.num_chunks(), m->chunk_spec().num_bytes());
   return decoded <= kShortDecodeBytes ? Dispatch::kShort : Dispatch::kExecutor;
 }
 
@@ -225,8 +230,7 @@ Result<ResolvedSelection> ZarrdService::ResolveInput(const Array& array, const s
                                                      const Selection& selection) const {
   auto resolved = ResolveSelection(selection, array.metadata()->shape);
   if (!resolved.ok()) return resolved.status().WithContext("array '" + path + "'");
-  const uint64_t nbytes =
-      static_cast<uint64_t>(resolved->num_elements()) * ItemSize(array.metadata()->dtype);
+  const uint64_t nbytes = resolved->num_bytes(ItemSize(array.metadata()->dtype));
   if (nbytes > config_.max_request_bytes) {
     return ResourceExhausted("array '" + path + "': input of " + std::to_string(nbytes) +
                              " bytes exceeds max_request_bytes " +
@@ -374,6 +378,11 @@ grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
                     ZARRD_ASSIGN_OR_RETURN(auto children, ListChildren(*s->store, req->path()));
                     for (const auto& c : children) {
+                      if (!c.error.empty()) {  // skipped: its siblings stay listable
+                        spdlog::warn("ListNodes {}: skipping child \"{}\": {}",
+                                     NodeName(req->store(), req->path()), c.name, c.error);
+                        continue;
+                      }
                       auto* e = resp->add_nodes();
                       e->set_name(c.name);
                       e->set_kind(c.kind == NodeEntry::Kind::kArray ? pb::NODE_KIND_ARRAY

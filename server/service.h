@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,7 +108,9 @@ class ZarrdService final
   ByteBudget& stream_budget() { return stream_budget_; }
   BufferCache& band_buffers() { return band_buffers_; }
   // StreamBytes' distinct source: at least `nbytes`, filled; dropped on an idle tick.
-  std::shared_ptr<uint8_t[]> StreamBytesSource(uint64_t nbytes);
+  // StreamBytes' distinct source of at least `nbytes`; nullptr when `stop` said so while it was
+  // built (checked every 64 MiB).
+  std::shared_ptr<uint8_t[]> StreamBytesSource(uint64_t nbytes, const std::function<bool()>& stop);
   bool draining() const { return draining_; }
   void BeginRequest() { ++in_flight_; }
   void EndRequest() {

@@ -180,7 +180,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     uint64_t offset = 0;
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (const auto& band : bands) {
-      const size_t band_bytes = static_cast<size_t>(band.num_elements()) * ItemSize(m->dtype);
+      const size_t band_bytes = band.num_bytes(ItemSize(m->dtype));
       // The band's bytes come out of the budget all streams share, and go back when its last
       // piece has been sent. Not zero-filled: the read writes every byte.
       ByteBudget& budget = service_->stream_budget();
@@ -266,8 +266,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
       ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
       ZARRD_ASSIGN_OR_RETURN(selection_,
                              service_->ResolveInput(*array_, path_, FromWire(msg_.selection())));
-      data_.resize(static_cast<size_t>(selection_.num_elements()) *
-                   ItemSize(array_->metadata()->dtype));
+      data_.resize(selection_.num_bytes(ItemSize(array_->metadata()->dtype)));
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();
@@ -313,17 +312,29 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
 // large as the stream (`distinct`).
 class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  StreamBytesReactor(ZarrdService* service, const grpc::ByteBuffer* raw) : service_(service) {
+  StreamBytesReactor(ZarrdService* service, grpc::CallbackServerContext* context,
+                     const grpc::ByteBuffer* raw)
+      : service_(service) {
     service_->BeginRequest();
+    const ServerConfig& config = service_->config();
+    if (!config.enable_stream_bytes) {
+      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "StreamBytes is a benchmark RPC, off unless the config sets "
+                          "\"enable_stream_bytes\": true"));
+      return;
+    }
     grpc::ByteBuffer copy(*raw);
     pb::StreamBytesRequest req;
     if (!grpc::SerializationTraits<pb::StreamBytesRequest>::Deserialize(&copy, &req).ok()) {
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "StreamBytes: bad request"));
       return;
     }
-    if (req.distinct() && req.nbytes() > service_->config().max_result_bytes) {
+    const uint64_t cap = std::min(config.stream_bytes_max_bytes, config.max_result_bytes);
+    if (req.nbytes() > cap) {
       Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "StreamBytes: distinct bytes over max_result_bytes"));
+                          "StreamBytes: " + std::to_string(req.nbytes()) +
+                              " bytes exceed stream_bytes_max_bytes (or max_result_bytes), " +
+                              std::to_string(cap)));
       return;
     }
     remaining_ = req.nbytes();
@@ -332,7 +343,16 @@ class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     distinct_ = req.distinct();
     const uint64_t source_bytes = distinct_ ? remaining_ : std::min<uint64_t>(piece_, remaining_);
     if (distinct_) {
-      source_ = service_->StreamBytesSource(source_bytes);
+      // Built on gRPC's thread: it stops when the client cancels or its deadline passes.
+      source_ = service_->StreamBytesSource(source_bytes, [context] {
+        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+      });
+      if (!source_) {
+        Finish(
+            grpc::Status(grpc::StatusCode::CANCELLED,
+                         "StreamBytes: cancelled or past its deadline while its buffer was built"));
+        return;
+      }
     } else {
       source_.reset(new uint8_t[source_bytes]());
     }
@@ -373,9 +393,9 @@ class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
 }  // namespace
 
-grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::StreamBytes(grpc::CallbackServerContext*,
-                                                                      const grpc::ByteBuffer* req) {
-  return new StreamBytesReactor(this, req);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::StreamBytes(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* req) {
+  return new StreamBytesReactor(this, context, req);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::GetItemStream(

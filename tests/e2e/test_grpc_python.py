@@ -228,7 +228,7 @@ def test_stream_bytes_diagnostic_sends_what_it_says(tmp_path):
     consecutive parts of one buffer whose 4 KiB pages hold their page number (mod 256)."""
     from conftest import Server
     from zarrd.v1 import zarrd_pb2_grpc
-    server = Server(tmp_path, {"max_result_bytes": 8 << 20})
+    server = Server(tmp_path, {"max_result_bytes": 8 << 20, "enable_stream_bytes": True})
     try:
         with grpc.insecure_channel(server.unix, options=[
                 ("grpc.max_receive_message_length", -1)]) as channel:
