@@ -544,19 +544,24 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         resp->set_nbytes_written(req->data().size());
         metrics_->BytesWritten("bytes", req->data().size());
         return OkStatus();
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(grpc::CallbackServerContext*,
                                                            const pb::RegisterHostRegionRequest* req,
                                                            pb::RegisterHostRegionResponse* resp) {
-  return RunUnary("RegisterHostRegion", req->shm_name(), Dispatch::kExecutor,
+  return RunUnary("RegisterHostRegion", std::to_string(req->nbytes()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(
-                        auto region,
-                        host_regions_.Register(req->shm_name(), req->nbytes(), req->client_pid()));
+                    if (!req->shm_name().empty()) {
+                      return PermissionDenied("shm_name \"" + req->shm_name() +
+                                              "\": zarrd maps only shared memory it creates; leave "
+                                              "shm_name empty and map the answer's shm_name");
+                    }
+                    ZARRD_ASSIGN_OR_RETURN(auto region,
+                                           host_regions_.Create(req->nbytes(), req->client_pid()));
                     resp->set_region_id(region->id());
                     resp->set_nbytes(region->size());
+                    resp->set_shm_name(region->shm_name());
                     return OkStatus();
                   });
 }
