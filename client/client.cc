@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -491,37 +492,35 @@ HostRegion::~HostRegion() {
     (void)stub_->UnregisterHostRegion(&ctx, req, &resp);
   }
   if (data_) ::munmap(data_, size_);
-  if (!shm_name_.empty()) ::shm_unlink(shm_name_.c_str());
 }
 
 Result<std::unique_ptr<HostRegion>> Client::CreateHostRegion(size_t size) {
-  static std::atomic<uint64_t> counter{0};
-  std::unique_ptr<HostRegion> region(new HostRegion());
-  region->shm_name_ = "/zarrd-client-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(counter.fetch_add(1)) + "-" +
-                      std::to_string(std::random_device()());
-  int fd = ::shm_open(region->shm_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoStatus(errno, "shm_open " + region->shm_name_);
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::shm_unlink(region->shm_name_.c_str());
-    return ErrnoStatus(err, "ftruncate " + region->shm_name_);
-  }
-  void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (data == MAP_FAILED) return ErrnoStatus(errno, "mmap " + region->shm_name_);
-  region->data_ = static_cast<uint8_t*>(data);
-  region->size_ = size;
   grpc::ClientContext ctx;
   pb::RegisterHostRegionRequest req;
-  req.set_shm_name(region->shm_name_);
   req.set_nbytes(size);
   req.set_client_pid(::getpid());
   pb::RegisterHostRegionResponse resp;
   ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->RegisterHostRegion(&ctx, req, &resp)));
+  std::unique_ptr<HostRegion> region(new HostRegion());
   region->id_ = resp.region_id();
-  region->stub_ = stub_.get();
+  region->stub_ = stub_.get();  // unregistered by the destructor from here on
+  region->shm_name_ = resp.shm_name();
+  // zarrd created the object; its name goes as soon as this process has it mapped.
+  int fd = ::shm_open(resp.shm_name().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+  const int open_error = errno;
+  ::shm_unlink(resp.shm_name().c_str());
+  if (fd < 0) return ErrnoStatus(open_error, "shm_open " + resp.shm_name());
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < resp.nbytes()) {
+    ::close(fd);
+    return FailedPrecondition("shared memory " + resp.shm_name() + " is not the region zarrd made");
+  }
+  void* data = ::mmap(nullptr, resp.nbytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int map_error = errno;
+  ::close(fd);
+  if (data == MAP_FAILED) return ErrnoStatus(map_error, "mmap " + resp.shm_name());
+  region->data_ = static_cast<uint8_t*>(data);
+  region->size_ = resp.nbytes();
   return region;
 }
 

@@ -32,7 +32,8 @@ struct NodeInfo {
   uint64_t num_bytes() const;  // saturates at UINT64_MAX
 };
 
-// A POSIX shared-memory region mapped here and registered with the server. Destroying it
+// A POSIX shared-memory region that zarrd created for this process, mapped on both sides (its
+// name is unlinked once mapped here). Destroying it
 // unregisters it through its Client, so it must not outlive that Client.
 class HostRegion {
  public:

@@ -9,6 +9,8 @@
 #include "common/codec_sharding.h"
 #include "common/engine_stats.h"
 #include "common/json_document.h"
+#include "common/node_lifecycle.h"
+#include "common/node_locks.h"
 #include "common/strided_copy.h"
 
 namespace zarrd {
@@ -120,10 +122,35 @@ const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
 
 }  // namespace
 
-Array::Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata)
+Array::Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
+             uint64_t generation)
     : store_(std::move(store)),
       path_(std::move(path)),
-      metadata_(std::make_shared<const ArrayMetadata>(std::move(metadata))) {}
+      metadata_(std::make_shared<const ArrayMetadata>(std::move(metadata))),
+      generation_(generation) {}
+
+bool Array::stale() const { return generation_ != store_->node_locks().Generation(path_); }
+
+Status Array::CheckCurrent(uint64_t generation, const ArrayMetadata& m,
+                           const ResolvedSelection* sel) const {
+  if (generation_ != generation) {
+    return Status(StatusCode::kAborted, "array " + Quoted(path_) +
+                                            " was deleted, replaced or resized through another "
+                                            "handle while open; open it again");
+  }
+  if (!sel) return OkStatus();
+  for (size_t d = 0; d < sel->dims.size(); ++d) {
+    const DimSelection& dim = sel->dims[d];
+    if (dim.count == 0) continue;
+    const int64_t last = dim.start + (dim.count - 1) * dim.step;
+    if (std::min(dim.start, last) < 0 || std::max(dim.start, last) >= m.shape[d]) {
+      return Status(StatusCode::kAborted,
+                    "array " + Quoted(path_) +
+                        " was resized while the request was prepared; resolve its selection again");
+    }
+  }
+  return OkStatus();
+}
 
 std::shared_ptr<const ArrayMetadata> Array::metadata() const {
   std::lock_guard lock(metadata_mutex_);
@@ -141,6 +168,8 @@ std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64
 Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::string path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "array path"));
   const std::string where = "array " + Quoted(path);
+  auto hold = store->node_locks().Share(path);
+  const uint64_t generation = hold.before();
   auto v3 = ReadJsonDocument(*store, JoinKey(path, kV3Metadata));
   if (!v3.ok()) return v3.status().WithContext(where);
   if (*v3) {
@@ -150,7 +179,8 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
     }
     auto m = ParseV3ArrayMetadata(j);
     if (!m.ok()) return m.status().WithContext(where + " zarr.json");
-    return std::shared_ptr<Array>(new Array(std::move(store), std::move(path), std::move(*m)));
+    return std::shared_ptr<Array>(
+        new Array(std::move(store), std::move(path), std::move(*m), generation));
   }
   auto v2 = ReadJsonDocument(*store, JoinKey(path, kV2Array));
   if (!v2.ok()) return v2.status().WithContext(where);
@@ -159,7 +189,8 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
   if (!attrs.ok()) return attrs.status().WithContext(where);
   auto m = ParseV2ArrayMetadata(**v2, *attrs ? **attrs : json(nullptr));
   if (!m.ok()) return m.status().WithContext(where + " .zarray");
-  return std::shared_ptr<Array>(new Array(std::move(store), std::move(path), std::move(*m)));
+  return std::shared_ptr<Array>(
+      new Array(std::move(store), std::move(path), std::move(*m), generation));
 }
 
 Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::string path,
@@ -168,10 +199,18 @@ Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::
   const std::string where = "array " + Quoted(path);
   Status s = metadata.Finalize();
   if (!s.ok()) return s.WithContext(where);
+  auto hold = store->node_locks().Own(path);
+  ZARRD_RETURN_IF_ERROR(CheckNoArrayAbove(*store, path, "array"));
   ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(*store, path));
   if (exists && !overwrite) return AlreadyExists(where + ": a node exists there already");
-  if (exists) ZARRD_RETURN_IF_ERROR(store->DeletePrefix(path.empty() ? "" : path + "/"));
-  std::shared_ptr<Array> array(new Array(std::move(store), std::move(path), metadata));
+  if (exists) {
+    ZARRD_ASSIGN_OR_RETURN(auto keys, store->List(path.empty() ? "" : path + "/"));
+    ZARRD_RETURN_IF_ERROR(DeleteKeysMetadataFirst(*store, keys));
+  } else {
+    ZARRD_RETURN_IF_ERROR(ClearForNewNode(*store, path, "array"));
+  }
+  std::shared_ptr<Array> array(
+      new Array(std::move(store), std::move(path), metadata, hold.after()));
   ZARRD_RETURN_IF_ERROR(array->WriteMetadata(metadata));
   return array;
 }
@@ -186,7 +225,9 @@ Status Array::WriteMetadata(const ArrayMetadata& m) {
 
 Status Array::SetAttributes(const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
+  auto hold = store_->node_locks().Share(path_);
   std::lock_guard lock(metadata_mutex_);
+  ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *metadata_, nullptr));
   auto next = std::make_shared<ArrayMetadata>(*metadata_);
   next->attributes = attributes;
   ZARRD_RETURN_IF_ERROR(WriteMetadata(*next));
@@ -221,13 +262,16 @@ Status Array::ReadResolved(const ResolvedSelection& resolved, void* out, size_t 
 
 Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
                          const IoOptions& options) const {
+  auto hold = store_->node_locks().Share(path_);
   auto m = metadata();
   if (resolved.dims.size() != m->rank()) {
     return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
   }
-  Status s = resolved.num_elements() == 0 ? OkStatus()
-             : PartialShardCodec(*m)      ? ReadSharded(*m, resolved, sink, options)
-                                          : ReadChunks(*m, resolved, sink, options);
+  Status s = CheckCurrent(hold.before(), *m, &resolved);
+  s = !s.ok()                        ? s
+      : resolved.num_elements() == 0 ? OkStatus()
+      : PartialShardCodec(*m)        ? ReadSharded(*m, resolved, sink, options)
+                                     : ReadChunks(*m, resolved, sink, options);
   Status finished = sink.Finish();
   return s.ok() ? finished : s;
 }
@@ -361,10 +405,12 @@ Status Array::Write(const Selection& selection, const void* in, size_t in_size,
 
 Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
                               const IoOptions& options) {
+  auto hold = store_->node_locks().Share(path_);
   auto m = metadata();
   if (sel.dims.size() != m->rank()) {
     return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
   }
+  ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *m, &sel));
   const size_t es = ItemSize(m->dtype);
   const uint64_t need = sel.num_bytes(es);
   if (source.nbytes() != need) {
@@ -410,58 +456,114 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
       options.cancelled);
 }
 
-Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions& options) {
+Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
+                                          const std::vector<std::string>& keys,
+                                          const std::vector<int64_t>& bound,
+                                          const ChunkEdits& base) const {
+  const std::string prefix = path_.empty() ? "" : path_ + "/";
+  const size_t rank = m.rank();
+  const size_t es = ItemSize(m.dtype);
+  const ChunkSpec spec = m.chunk_spec();
+  const auto strides = COrderStrides(spec.shape, es);
+  ChunkEdits edits;
+  Bytes stored, chunk, before;
+  for (const std::string& key : keys) {
+    auto index = m.ParseChunkKey(std::string_view(key).substr(prefix.size()));
+    if (!index) continue;
+    auto in_base = base.find(key);
+    if (in_base != base.end() && !in_base->second) continue;  // deleted already
+    bool outside = false, cut = false;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t start = (*index)[d] * m.chunk_shape[d];
+      outside |= start >= bound[d];
+      cut |= start + m.chunk_shape[d] > bound[d];
+    }
+    if (outside) {
+      edits[key] = std::nullopt;
+      continue;
+    }
+    if (!cut) continue;
+    const Bytes* encoded = in_base != base.end() ? &*in_base->second : nullptr;
+    if (!encoded) {
+      auto found = store_->Get(key, &stored);
+      if (!found.ok()) return Context(found.status(), key);
+      if (!*found) continue;
+      encoded = &stored;
+    }
+    chunk.resize(spec.num_bytes());
+    ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Decode(spec, *encoded, chunk.data()), key));
+    before = chunk;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t keep = bound[d] - (*index)[d] * m.chunk_shape[d];
+      if (keep >= m.chunk_shape[d]) continue;
+      std::vector<int64_t> counts = spec.shape;
+      counts[d] -= keep;
+      StridedFill(chunk.data() + keep * strides[d], strides.data(), counts.data(), rank,
+                  m.fill_value.data(), es);
+    }
+    if (chunk == before) continue;
+    if (AllEqual(chunk.data(), chunk.size() / es, m.fill_value.data(), es)) {
+      edits[key] = std::nullopt;
+      continue;
+    }
+    Bytes trimmed;
+    ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Encode(spec, chunk.data(), &trimmed), key));
+    edits[key] = std::move(trimmed);
+  }
+  return edits;
+}
+
+Status Array::ApplyEdits(const ChunkEdits& edits) {
+  for (const auto& [key, value] : edits) {
+    ZARRD_RETURN_IF_ERROR(Context(value ? store_->Set(key, *value) : store_->Delete(key), key));
+  }
+  return OkStatus();
+}
+
+Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions&) {
+  auto hold = store_->node_locks().Own(path_);
   auto old = metadata();
+  ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *old, nullptr));
+  // Until the metadata write, a failure leaves the array as it was, and this handle current.
+  auto unchanged = [&](const Status& s) {
+    generation_ = hold.after();
+    return s;
+  };
   const std::string where = "array " + Quoted(path_);
   if (shape.size() != old->rank()) {
-    return InvalidArgument(where + ": resize to " + std::to_string(shape.size()) +
-                           " dimensions, the array has " + std::to_string(old->rank()));
+    return unchanged(InvalidArgument(where + ": resize to " + std::to_string(shape.size()) +
+                                     " dimensions, the array has " + std::to_string(old->rank())));
   }
   ArrayMetadata next = *old;
   next.shape = shape;
-  ZARRD_RETURN_IF_ERROR(next.Finalize().WithContext(where));
-  const size_t rank = shape.size();
-  const size_t es = ItemSize(old->dtype);
-  // Walk the chunks that exist (not the grid, which may be astronomically large): delete those
-  // wholly outside the new shape, and reset the cut-off part of edge chunks that stay, so growing
-  // again shows the fill value.
+  Status valid = next.Finalize();
+  if (!valid.ok()) return unchanged(valid.WithContext(where));
+  // Walk the chunks that exist (not the grid, which may be astronomically large). Everything
+  // that can fail (reading, decoding, encoding) happens before the first change. Parts outside
+  // the old shape (left by a resize that crashed after its metadata write) are cleared first:
+  // nobody sees them yet. Parts outside the new shape are cleared once the new shape is written.
   const std::string prefix = path_.empty() ? "" : path_ + "/";
-  ZARRD_ASSIGN_OR_RETURN(auto keys, store_->List(prefix));
-  const auto new_grid = next.grid_shape();
-  for (const std::string& key : keys) {
-    auto index = old->ParseChunkKey(std::string_view(key).substr(prefix.size()));
-    if (!index) continue;
-    bool outside = false;
-    for (size_t d = 0; d < rank; ++d) outside |= (*index)[d] >= new_grid[d];
-    if (outside) {
-      ZARRD_RETURN_IF_ERROR(store_->Delete(key));
-      continue;
-    }
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t cs = old->chunk_shape[d];
-      const int64_t lo = std::max(shape[d], (*index)[d] * cs);
-      const int64_t hi = std::min(old->shape[d], ((*index)[d] + 1) * cs);
-      if (lo >= hi) continue;
-      Selection region;
-      size_t count = 1;
-      for (size_t e = 0; e < rank; ++e) {
-        const int64_t elo = e == d ? lo : (*index)[e] * old->chunk_shape[e];
-        const int64_t ehi =
-            e == d ? hi
-                   : std::min({shape[e], old->shape[e], ((*index)[e] + 1) * old->chunk_shape[e]});
-        region.push_back(SelectionItem::Slice(elo, ehi));
-        count *= static_cast<size_t>(std::max<int64_t>(0, ehi - elo));
-      }
-      if (count == 0) continue;
-      Bytes fill(count * es);
-      for (size_t i = 0; i < count; ++i)
-        std::memcpy(fill.data() + i * es, old->fill_value.data(), es);
-      ZARRD_RETURN_IF_ERROR(Write(region, fill.data(), fill.size(), options));
-    }
+  auto keys = store_->List(prefix);
+  if (!keys.ok()) return unchanged(keys.status());
+  auto outside_old = PlanTrim(*old, *keys, old->shape, {});
+  if (!outside_old.ok()) return unchanged(outside_old.status());
+  std::vector<int64_t> kept(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) kept[d] = std::min(shape[d], old->shape[d]);
+  auto outside_new = PlanTrim(*old, *keys, kept, *outside_old);
+  if (!outside_new.ok()) return unchanged(outside_new.status());
+  // Changes only what no reader of the old shape sees; a failure leaves the handle stale.
+  ZARRD_RETURN_IF_ERROR(ApplyEdits(*outside_old));
+  {
+    std::lock_guard lock(metadata_mutex_);
+    ZARRD_RETURN_IF_ERROR(WriteMetadata(next));
+    metadata_ = std::make_shared<const ArrayMetadata>(std::move(next));
   }
-  std::lock_guard lock(metadata_mutex_);
-  ZARRD_RETURN_IF_ERROR(WriteMetadata(next));
-  metadata_ = std::make_shared<const ArrayMetadata>(std::move(next));
+  generation_ = hold.after();
+  Status cleared = ApplyEdits(*outside_new);
+  if (!cleared.ok()) {
+    return cleared.WithContext(where + ": resized, but clearing chunks outside the new shape " +
+                               "failed (the next resize clears them)");
+  }
   return OkStatus();
 }
 

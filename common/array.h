@@ -2,8 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/chunk_sink.h"
@@ -56,14 +58,33 @@ class Array {
   // GPU memory).
   Status WriteFromSource(const ResolvedSelection& selection, ChunkSource& source,
                          const IoOptions& options = {});
-  // Changes the shape; chunks wholly outside the new shape are deleted and the kept edge
-  // chunks have their cut-off part reset to the fill value, as zarr-python does.
+  // Changes the shape, whole or not at all; chunks wholly outside the new shape are deleted
+  // and the kept edge chunks have their cut-off part reset to the fill value, as zarr-python
+  // does. Every chunk is read and trimmed before the metadata changes; a crash after that
+  // leaves only chunk parts outside the shape, which the next resize clears before growing.
   Status Resize(const std::vector<int64_t>& shape, const IoOptions& options = {});
   Status SetAttributes(const nlohmann::json& attributes);
 
+  // True once the node was created, deleted or resized through another Array (or a node above
+  // it deleted): reads and writes then fail ABORTED, and the caller opens the array again.
+  bool stale() const;
+
  private:
-  Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata);
+  // New values of chunk keys; nullopt deletes the key.
+  using ChunkEdits = std::map<std::string, std::optional<Bytes>>;
+
+  Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
+        uint64_t generation);
   Status WriteMetadata(const ArrayMetadata& metadata);
+  // Under NodeLocks: ABORTED when this Array is stale, or `sel` (resolved against an older
+  // shape) does not fit the current one.
+  Status CheckCurrent(uint64_t generation, const ArrayMetadata& m,
+                      const ResolvedSelection* sel) const;
+  // What resetting every stored chunk's part outside `bound` to the fill value changes, reading
+  // chunks from `base` where it has them.
+  Result<ChunkEdits> PlanTrim(const ArrayMetadata& m, const std::vector<std::string>& keys,
+                              const std::vector<int64_t>& bound, const ChunkEdits& base) const;
+  Status ApplyEdits(const ChunkEdits& edits);
   std::string ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const;
   Status ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                     const IoOptions& options) const;
@@ -75,6 +96,7 @@ class Array {
   std::string path_;
   mutable std::mutex metadata_mutex_;
   std::shared_ptr<const ArrayMetadata> metadata_;
+  std::atomic<uint64_t> generation_;  // NodeLocks::Generation of path_ that metadata_ is of
 };
 
 }  // namespace zarrd

@@ -7,8 +7,10 @@
 
 #include "common/test_util.h"
 
+using zarrd::testing::ForwardingStore;
 using zarrd::testing::Pattern;
 using zarrd::testing::Reference;
+using zarrd::testing::V3Meta;
 
 namespace zarrd {
 namespace {
@@ -16,42 +18,39 @@ namespace {
 using nlohmann::json;
 
 // Counts bytes handed out, to show which reads touch how much of a shard.
-class CountingStore : public Store {
+class CountingStore : public ForwardingStore {
  public:
-  explicit CountingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+  using ForwardingStore::ForwardingStore;
   Result<bool> Get(const std::string& key, Bytes* out) override {
-    auto r = inner_->Get(key, out);
+    auto r = ForwardingStore::Get(key, out);
     if (r.ok() && *r) bytes_read += out->size();
     return r;
   }
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
-    auto r = inner_->GetRange(key, range, out);
+    auto r = ForwardingStore::GetRange(key, range, out);
     if (r.ok() && *r) bytes_read += out->size();
     return r;
   }
-  Status Set(const std::string& key, ByteView value) override { return inner_->Set(key, value); }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
-  Result<std::vector<std::string>> List(const std::string& prefix) override {
-    return inner_->List(prefix);
-  }
-  std::string Describe() const override { return "counting " + inner_->Describe(); }
   std::atomic<size_t> bytes_read{0};
-
- private:
-  std::shared_ptr<Store> inner_;
 };
 
-ArrayMetadata V3Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks, const json& codecs,
-                     DataType dtype = DataType::kInt32) {
-  ArrayMetadata m;
-  m.format = ZarrFormat::kV3;
-  m.shape = std::move(shape);
-  m.chunk_shape = std::move(chunks);
-  m.dtype = dtype;
-  m.fill_value = FillValue(ItemSize(dtype), 0);
-  m.codecs = codecs;
-  return m;
-}
+// Fails every change of a chunk key while `broken`: a crash between the steps of a resize.
+class BrokenChunksStore : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  Status Set(const std::string& key, ByteView value) override {
+    return Broken(key) ? Internal("broken") : ForwardingStore::Set(key, value);
+  }
+  Status Delete(const std::string& key) override {
+    return Broken(key) ? Internal("broken") : ForwardingStore::Delete(key);
+  }
+  bool broken = false;
+
+ private:
+  bool Broken(const std::string& key) const {
+    return broken && key.find("/c/") != std::string::npos;
+  }
+};
 
 const json kZstd = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},
                                    {"name":"zstd","configuration":{"level":1,"checksum":false}}])");
@@ -277,6 +276,51 @@ TEST(Array, ResizeOfAHugeSparseGridTouchesOnlyStoredChunks) {
   EXPECT_EQ(std::vector<int32_t>(row, row + 3), (std::vector<int32_t>{1, 0, 0}));
   ASSERT_TRUE(array->Read({SelectionItem::Index(n - 1)}, row, sizeof row).ok());
   EXPECT_EQ(std::vector<int32_t>(row, row + 3), (std::vector<int32_t>{0, 0, 0}));
+}
+
+// Shrinking [1, 1200] to [1, 250] with a corrupt edge chunk c/0/2 fails before anything
+// changed: the chunks beyond the new shape (c/0/10, c/0/11 come first in string order) stay.
+TEST(Array, ResizeThatFailsChangesNothing) {
+  auto store = MakeMemoryStore();
+  auto array = *Array::Create(store, "r", V3Meta({1, 1200}, {1, 100}, kZstd));
+  auto values = Pattern(1200);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const std::string corrupt = "not zstd";
+  ASSERT_TRUE(store
+                  ->Set("r/c/0/2",
+                        ByteView(reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size()))
+                  .ok());
+  EXPECT_EQ(array->Resize({1, 250}).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store->List("r/c/")->size(), 12u);
+  auto reopened = *Array::Open(store, "r");
+  EXPECT_EQ(reopened->metadata()->shape, (std::vector<int64_t>{1, 1200}));
+  std::vector<int32_t> tail(300);
+  ASSERT_TRUE(reopened
+                  ->Read({SelectionItem::Index(0), SelectionItem::Slice(900, 1200)}, tail.data(),
+                         tail.size() * 4)
+                  .ok());
+  EXPECT_EQ(tail, std::vector<int32_t>(values.begin() + 900, values.end()));
+}
+
+// A resize that stops after its metadata write (here: every chunk change fails) leaves chunk
+// parts outside the new shape; growing again must not show them.
+TEST(Array, GrowAfterAnUnfinishedShrinkShowsTheFillValue) {
+  auto broken = std::make_shared<BrokenChunksStore>(MakeMemoryStore());
+  auto array = *Array::Create(broken, "r", V3Meta({12}, {4}, kZstd));
+  auto values = Pattern(12);
+  ASSERT_TRUE(array->Write({}, values.data(), 48).ok());
+  broken->broken = true;
+  EXPECT_EQ(array->Resize({5}).code(), StatusCode::kInternal);
+  EXPECT_EQ(Array::Open(broken, "r").value()->metadata()->shape, std::vector<int64_t>{5});
+  EXPECT_EQ(broken->List("r/c/")->size(), 3u);  // nothing cleared
+  broken->broken = false;
+  auto reopened = *Array::Open(broken, "r");
+  ASSERT_TRUE(reopened->Resize({12}).ok());
+  std::vector<int32_t> out(12), expected(12, 0);
+  std::copy(values.begin(), values.begin() + 5, expected.begin());
+  ASSERT_TRUE(reopened->Read({}, out.data(), 48).ok());
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(*broken->List("r/c/"), (std::vector<std::string>{"r/c/0", "r/c/1"}));
 }
 
 TEST(Array, CancelledReadStops) {

@@ -3,6 +3,8 @@
 #include <map>
 
 #include "common/json_document.h"
+#include "common/node_lifecycle.h"
+#include "common/node_locks.h"
 
 namespace zarrd {
 
@@ -17,6 +19,8 @@ std::string Where(const std::string& path) { return "group '" + (path.empty() ? 
 Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   if (!metadata.attributes.is_object()) return InvalidArgument("attributes: expected an object");
+  auto hold = store.node_locks().Own(path);
+  ZARRD_RETURN_IF_ERROR(CheckNoArrayAbove(store, path, "group"));
   ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(store, path));
   if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
   if (metadata.format == ZarrFormat::kV3) {
@@ -60,6 +64,7 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
 
 Status SetGroupAttributes(Store& store, const std::string& path, const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
+  auto hold = store.node_locks().Share(path);  // a group deleted meanwhile is not brought back
   ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
   auto lock = store.LockKey(JoinKey(path, "zarr.json"));
   g.attributes = attributes;

@@ -4,7 +4,13 @@
 #include <cstring>
 #include <functional>
 
+#include "common/node_locks.h"
+
 namespace zarrd {
+
+Store::Store() : node_locks_(std::make_unique<NodeLocks>()) {}
+
+Store::~Store() = default;
 
 std::unique_lock<std::mutex> Store::LockKey(std::string_view key) {
   return std::unique_lock<std::mutex>(

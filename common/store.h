@@ -36,9 +36,12 @@ struct DeviceValue {
   std::shared_ptr<const void> keepalive;
 };
 
+class NodeLocks;
+
 class Store {
  public:
-  virtual ~Store() = default;
+  Store();
+  virtual ~Store();
 
   // Reads a value into `out` (reusing its capacity). Returns false when the key is absent.
   virtual Result<bool> Get(const std::string& key, Bytes* out) = 0;
@@ -72,8 +75,11 @@ class Store {
 
   // Serialises read-modify-write of one key (a chunk or shard) among all users of this store.
   std::unique_lock<std::mutex> LockKey(std::string_view key);
+  // Nodes' lifecycle against their chunks' reads and writes, among all users of this store.
+  NodeLocks& node_locks() { return *node_locks_; }
 
  private:
+  std::unique_ptr<NodeLocks> node_locks_;
   static constexpr size_t kLockStripes = 1024;
   std::array<std::mutex, kLockStripes> key_locks_;
 };

@@ -163,9 +163,18 @@ class LocalStore : public Store {
     Status status = WriteAll(fd, value, key);
     if (status.ok() && options_.fsync && ::fsync(fd) != 0) status = ErrnoStatus(errno, Where(key));
     if (status.ok()) {
-      const int renamed = options_.fsync  // the data is on disk already: a plain rename
-                              ? ::renameat(dir.get(), temp.c_str(), dir.get(), base.c_str())
-                              : ReplaceFile(dir.get(), temp.c_str(), base.c_str());
+      auto rename = [&] {
+        return options_.fsync  // the data is on disk already: a plain rename
+                   ? ::renameat(dir.get(), temp.c_str(), dir.get(), base.c_str())
+                   : ReplaceFile(dir.get(), temp.c_str(), base.c_str());
+      };
+      int renamed = rename();
+      // An empty directory left where the key goes (the chunk keys of a deleted array of higher
+      // rank, "c/2/0" before "c/2"): removed, and the value goes there.
+      if (renamed != 0 && errno == EISDIR &&
+          ::unlinkat(dir.get(), base.c_str(), AT_REMOVEDIR) == 0) {
+        renamed = rename();
+      }
       if (renamed != 0) status = ErrnoStatus(errno, Where(key));
     }
     if (!status.ok()) {

@@ -172,6 +172,20 @@ TEST(LocalStore, ReplacingValuesKeepsOneFileAndRefusesToReplaceADirectory) {
   EXPECT_EQ(names, (std::vector<std::string>{"d", "k"}));
 }
 
+// Deleting "c/2/0" leaves the directory "c/2"; a key of that name (an array of lower rank
+// created at the same path) goes in its place.
+TEST(LocalStore, AKeyReplacesTheEmptyDirectoryOfDeletedKeys) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  ASSERT_TRUE(store->Set("x/c/2/0", B("old")).ok());
+  ASSERT_TRUE(store->Delete("x/c/2/0").ok());
+  ASSERT_TRUE(store->Set("x/c/2", B("new")).ok());
+  Bytes got;
+  ASSERT_TRUE(*store->Get("x/c/2", &got));
+  EXPECT_EQ(got, B("new"));
+  EXPECT_EQ(*store->List("x/"), std::vector<std::string>{"x/c/2"});
+}
+
 TEST(LocalStore, StaleTemporariesOfDeadProcessesAreRemoved) {
   testing::TempDir dir;
   auto store = *OpenLocalStore(dir.path());

@@ -59,6 +59,18 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+ArrayMetadata V3Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks,
+                     const nlohmann::json& codecs, DataType dtype) {
+  ArrayMetadata m;
+  m.format = ZarrFormat::kV3;
+  m.shape = std::move(shape);
+  m.chunk_shape = std::move(chunks);
+  m.dtype = dtype;
+  m.fill_value = FillValue(ItemSize(dtype), 0);
+  m.codecs = codecs;
+  return m;
+}
+
 std::vector<int32_t> Pattern(int64_t n) {
   std::vector<int32_t> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 7 + 1);

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "common/codec.h"
+#include "common/metadata.h"
 #include "common/selection.h"
+#include "common/store.h"
 
 namespace zarrd::testing {
 
@@ -27,6 +29,29 @@ std::vector<int32_t> Pattern(int64_t n);
 // that engine reads are checked against.
 std::vector<int32_t> Reference(const std::vector<int32_t>& values,
                                const std::vector<int64_t>& shape, const ResolvedSelection& sel);
+
+// Passes every call to another store; tests override what they watch or break.
+class ForwardingStore : public Store {
+ public:
+  explicit ForwardingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+  Result<bool> Get(const std::string& key, Bytes* out) override { return inner_->Get(key, out); }
+  Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
+    return inner_->GetRange(key, range, out);
+  }
+  Status Set(const std::string& key, ByteView value) override { return inner_->Set(key, value); }
+  Status Delete(const std::string& key) override { return inner_->Delete(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    return inner_->List(prefix);
+  }
+  std::string Describe() const override { return "forwarding " + inner_->Describe(); }
+
+ private:
+  std::shared_ptr<Store> inner_;
+};
+
+// Zarr v3 array metadata: `codecs` as in zarr.json (null: the default bytes codec), fill 0.
+ArrayMetadata V3Meta(std::vector<int64_t> shape, std::vector<int64_t> chunks,
+                     const nlohmann::json& codecs, DataType dtype = DataType::kInt32);
 
 // A fresh temporary directory, removed by the destructor.
 class TempDir {

@@ -1,12 +1,12 @@
 #include "server/host_regions.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -33,60 +33,104 @@ Status HostRegion::CheckIntact(bool touch) const {
                             " registered bytes; the region is dropped, register it again");
 }
 
-Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Register(const std::string& shm_name,
-                                                                 uint64_t nbytes, int owner_pid) {
-  if (shm_name.size() < 2 || shm_name[0] != '/' || shm_name.find('/', 1) != std::string::npos ||
-      shm_name.find('\0') != std::string::npos) {
-    return InvalidArgument("shm_name \"" + shm_name + "\": expected \"/name\" without other '/'");
-  }
-  int fd = ::shm_open(shm_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd < 0) return ErrnoStatus(errno, "shared memory " + shm_name);
+HostRegion::~HostRegion() {
+  const int fd = ::shm_open(shm_name_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0) return;  // unlinked by the client, as it should be
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoStatus(err, "shared memory " + shm_name);
-  }
-  if (st.st_uid != ::geteuid()) {
-    ::close(fd);
-    return PermissionDenied("shared memory " + shm_name + " belongs to uid " +
-                            std::to_string(st.st_uid) + ", not to the server's uid " +
-                            std::to_string(::geteuid()));
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (nbytes == 0) nbytes = size;
-  if (nbytes > size || nbytes == 0) {
-    ::close(fd);
-    return InvalidArgument("shared memory " + shm_name + " holds " + std::to_string(size) +
-                           " bytes, " + std::to_string(nbytes) + " were registered");
-  }
-  // Allocated now: a page that tmpfs cannot give later would be lost under a request.
-  if (::fallocate(fd, 0, 0, static_cast<off_t>(nbytes)) != 0 && errno != EOPNOTSUPP) {
-    const int err = errno;
-    ::close(fd);
-    if (err == ENOSPC) {
-      return ResourceExhausted("shared memory " + shm_name + ": /dev/shm has no room for its " +
-                               std::to_string(nbytes) + " bytes");
-    }
-    return ErrnoStatus(err, "allocating shared memory " + shm_name);
-  }
-  // Mapped in at once: a first read of 256 MiB into a fresh region took 740 ms faulting page by
-  // page, 400 ms populated here (the registration 60 ms longer; 2-core machine).
-  void* data = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  int err = errno;
+  const bool ours = ::fstat(fd, &st) == 0 && st.st_dev == device_ && st.st_ino == inode_;
   ::close(fd);
-  if (data == MAP_FAILED) return ErrnoStatus(err, "mmap of shared memory " + shm_name);
-  ZARRD_ASSIGN_OR_RETURN(auto mapping, GuardedMapping::Adopt(static_cast<uint8_t*>(data), nbytes));
-  std::string id = NewRegionId("host-");
+  if (ours) ::shm_unlink(shm_name_.c_str());
+}
+
+Status HostRegionRegistry::Reserve(const ClientIdentity& client, uint64_t nbytes) {
   std::lock_guard lock(mutex_);
-  auto region = std::make_shared<HostRegion>(id, shm_name, std::move(mapping), owner_pid);
-  regions_[id] = region;
+  Usage& usage = usage_[client];
+  if (usage.regions >= quota_.regions || nbytes > quota_.bytes - usage.bytes) {
+    const Usage held = usage;
+    if (usage.regions == 0) usage_.erase(client);
+    return ResourceExhausted("host regions of client pid " + std::to_string(client.pid) + ": " +
+                             std::to_string(held.regions) + " regions of " +
+                             std::to_string(held.bytes) + " bytes held, one more of " +
+                             std::to_string(nbytes) + " is over the quota of " +
+                             std::to_string(quota_.regions) + " regions and " +
+                             std::to_string(quota_.bytes) + " bytes a client");
+  }
+  ++usage.regions;
+  usage.bytes += nbytes;
+  return OkStatus();
+}
+
+void HostRegionRegistry::Release(const ClientIdentity& client, uint64_t nbytes) {
+  auto it = usage_.find(client);
+  if (it == usage_.end()) return;
+  --it->second.regions;
+  it->second.bytes -= nbytes;
+  if (it->second.regions == 0) usage_.erase(it);
+}
+
+Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Create(uint64_t nbytes, int client_pid) {
+  auto client = IdentifyClient(client_pid);
+  if (!client) {
+    return InvalidArgument("client_pid " + std::to_string(client_pid) +
+                           ": expected the pid of the registering process, which must be alive "
+                           "and in zarrd's pid namespace");
+  }
+  if (nbytes == 0) return InvalidArgument("nbytes: a host region holds at least one byte");
+  ZARRD_RETURN_IF_ERROR(Reserve(*client, nbytes));
+  auto region = Map(nbytes, *client);
+  if (!region.ok()) {
+    std::lock_guard lock(mutex_);
+    Release(*client, nbytes);
+    return region.status();
+  }
+  std::lock_guard lock(mutex_);
+  regions_[(*region)->id()] = *region;
   return region;
 }
 
+Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Map(uint64_t nbytes,
+                                                            const ClientIdentity& client) {
+  const std::string id = NewRegionId("host-");
+  const std::string name = "/zarrd-" + std::to_string(::getpid()) + "-" + id;
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return ErrnoStatus(errno, "creating shared memory " + name);
+  auto fail = [&](int err, const std::string& what) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    if (err == ENOSPC) {
+      return ResourceExhausted("shared memory " + name + ": /dev/shm has no room for its " +
+                               std::to_string(nbytes) + " bytes");
+    }
+    return ErrnoStatus(err, what + " shared memory " + name);
+  };
+  struct stat st;
+  if (::ftruncate(fd, static_cast<off_t>(nbytes)) != 0) return fail(errno, "sizing");
+  // Allocated now: a page that tmpfs cannot give later would be lost under a request.
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(nbytes)) != 0 && errno != EOPNOTSUPP) {
+    return fail(errno, "allocating");
+  }
+  if (::fstat(fd, &st) != 0) return fail(errno, "fstat of");
+  // Mapped in at once: a first read of 256 MiB into a fresh region took 740 ms faulting page by
+  // page, 400 ms populated here (the registration 60 ms longer; 2-core machine).
+  void* data = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (data == MAP_FAILED) return fail(errno, "mmap of");
+  ::close(fd);
+  auto mapping = GuardedMapping::Adopt(static_cast<uint8_t*>(data), nbytes);
+  if (!mapping.ok()) {
+    ::shm_unlink(name.c_str());
+    return mapping.status();
+  }
+  return std::make_shared<HostRegion>(id, name, std::move(*mapping), client, st.st_dev, st.st_ino);
+}
+
 Status HostRegionRegistry::Unregister(const std::string& id) {
+  std::shared_ptr<HostRegion> region;  // destroyed (its name checked) outside the lock
   std::lock_guard lock(mutex_);
-  if (regions_.erase(id) == 0) return NotFound("host region \"" + id + "\" is not registered");
+  auto it = regions_.find(id);
+  if (it == regions_.end()) return NotFound("host region \"" + id + "\" is not registered");
+  region = std::move(it->second);
+  regions_.erase(it);
+  Release(region->owner(), region->size());
   return OkStatus();
 }
 
@@ -112,13 +156,22 @@ size_t HostRegionRegistry::count() const {
 }
 
 size_t HostRegionRegistry::ReapOrphans() {
+  std::vector<ClientIdentity> clients, exited;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [client, usage] : usage_) clients.push_back(client);
+  }
+  for (const auto& c : clients) {
+    if (ClientExited(c)) exited.push_back(c);  // reads /proc: outside the lock
+  }
+  if (exited.empty()) return 0;
   std::vector<std::shared_ptr<HostRegion>> orphans;
   {
     std::lock_guard lock(mutex_);
     for (auto it = regions_.begin(); it != regions_.end();) {
-      const int pid = it->second->owner_pid();
-      if (ClientExited(pid)) {
-        orphans.push_back(it->second);
+      if (std::find(exited.begin(), exited.end(), it->second->owner()) != exited.end()) {
+        Release(it->second->owner(), it->second->size());
+        orphans.push_back(std::move(it->second));
         it = regions_.erase(it);
       } else {
         ++it;
@@ -127,8 +180,7 @@ size_t HostRegionRegistry::ReapOrphans() {
   }
   for (const auto& r : orphans) {
     spdlog::info("host region {} ({}): owner pid {} exited; dropped", r->id(), r->shm_name(),
-                 r->owner_pid());
-    ::shm_unlink(r->shm_name().c_str());
+                 r->owner().pid);
   }
   return orphans.size();
 }

@@ -9,6 +9,7 @@
 #include "common/checked.h"
 #include "common/group.h"
 #include "common/json_document.h"
+#include "common/node_lifecycle.h"
 #include "common/version.h"
 
 namespace zarrd::server {
@@ -27,6 +28,21 @@ void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDes
 }
 
 namespace {
+
+// Runs a request's work again (at most 3 more times) while it fails ABORTED: an array it opened
+// was created, deleted or resized through another handle meanwhile, and OpenArray opens it anew
+// (a deleted array is NOT_FOUND then).
+template <typename Work>
+auto RetryStale(Work work) {
+  return [work = std::move(work)](const std::atomic<bool>& cancelled) mutable -> Status {
+    Status s;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      s = work(cancelled);
+      if (s.code() != StatusCode::kAborted) break;
+    }
+    return s;
+  };
+}
 
 class UnaryReactor : public grpc::ServerUnaryReactor {
  public:
@@ -248,12 +264,12 @@ std::shared_ptr<Array> ZarrdService::OpenedArray(const std::string& store,
 
 Result<std::shared_ptr<Array>> ZarrdService::OpenArray(const std::string& store,
                                                        const std::string& path) {
-  if (auto array = OpenedArray(store, path)) return array;
+  if (auto array = OpenedArray(store, path); array && !array->stale()) return array;
   ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(store, false));
   ZARRD_ASSIGN_OR_RETURN(auto array, Array::Open(s->store, path));
   ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*array->metadata(), "array \"" + path + "\""));
   std::lock_guard lock(arrays_mutex_);
-  return arrays_.try_emplace({store, path}, array).first->second;
+  return arrays_[{store, path}] = array;
 }
 
 void ZarrdService::Forget(const std::string& store, const std::string& prefix) {
@@ -399,15 +415,10 @@ grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
   return RunUnary("DeleteNode", NodeName(req->store(), req->path()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
-                    if (!req->path().empty()) ZARRD_RETURN_IF_ERROR(ValidateKey(req->path()));
-                    const std::string prefix = req->path().empty() ? "" : req->path() + "/";
-                    ZARRD_ASSIGN_OR_RETURN(auto keys, s->store->List(prefix));
-                    if (keys.empty()) {
-                      return NotFound("no node at " + NodeName(req->store(), req->path()));
-                    }
+                    ZARRD_ASSIGN_OR_RETURN(size_t deleted,
+                                           ::zarrd::DeleteNode(*s->store, req->path()));
                     Forget(req->store(), req->path());
-                    for (const auto& key : keys) ZARRD_RETURN_IF_ERROR(s->store->Delete(key));
-                    resp->set_keys_deleted(keys.size());
+                    resp->set_keys_deleted(deleted);
                     return OkStatus();
                   });
 }
@@ -416,13 +427,14 @@ grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContex
                                                       const pb::SetAttributesRequest* req,
                                                       pb::NodeInfo* resp) {
   return RunUnary("SetAttributes", NodeName(req->store(), req->path()), Dispatch::kExecutor,
-                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                  RetryStale([this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
                     ZARRD_ASSIGN_OR_RETURN(json attrs, ParseJsonField(req->attributes_json(),
                                                                       "attributes_json", false));
                     auto array = OpenArray(req->store(), req->path());
                     if (array.ok()) {
                       ZARRD_RETURN_IF_ERROR((*array)->SetAttributes(attrs));
+                      resp->Clear();
                       FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
                       return OkStatus();
                     }
@@ -430,20 +442,21 @@ grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContex
                     ZARRD_ASSIGN_OR_RETURN(auto g, OpenGroup(*s->store, req->path()));
                     FillGroupInfo(req->store(), req->path(), g, resp);
                     return OkStatus();
-                  });
+                  }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::Resize(grpc::CallbackServerContext*,
                                                const pb::ResizeRequest* req, pb::NodeInfo* resp) {
   return RunUnary("Resize", NodeName(req->store(), req->path()), Dispatch::kExecutor,
-                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                  RetryStale([this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
                     ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
                     std::vector<int64_t> shape(req->shape().begin(), req->shape().end());
                     ZARRD_RETURN_IF_ERROR(array->Resize(shape));
+                    resp->Clear();
                     FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
                     return OkStatus();
-                  });
+                  }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
@@ -451,7 +464,8 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                                 pb::GetItemResponse* resp) {
   return RunUnary(
       "GetItem", NodeName(req->store(), req->path()), GetItemDispatch(*req),
-      [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+      RetryStale([this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+        resp->Clear();
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         auto m = array->metadata();
         ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, ResolvePrototype(*req, m->rank()));
@@ -498,7 +512,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         ZARRD_RETURN_IF_ERROR(array->ReadResolved(*sel, data->data(), data->size(), io));
         metrics_->BytesRead("host", nbytes);
         return OkStatus();
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
@@ -506,7 +520,8 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
                                                 pb::SetItemResponse* resp) {
   return RunUnary(
       "SetItem", NodeName(req->store(), req->path()), Dispatch::kExecutor,
-      [this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+      RetryStale([this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+        resp->Clear();
         ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
@@ -538,19 +553,24 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         resp->set_nbytes_written(req->data().size());
         metrics_->BytesWritten("bytes", req->data().size());
         return OkStatus();
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::RegisterHostRegion(grpc::CallbackServerContext*,
                                                            const pb::RegisterHostRegionRequest* req,
                                                            pb::RegisterHostRegionResponse* resp) {
-  return RunUnary("RegisterHostRegion", req->shm_name(), Dispatch::kExecutor,
+  return RunUnary("RegisterHostRegion", std::to_string(req->nbytes()), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(
-                        auto region,
-                        host_regions_.Register(req->shm_name(), req->nbytes(), req->client_pid()));
+                    if (!req->shm_name().empty()) {
+                      return PermissionDenied("shm_name \"" + req->shm_name() +
+                                              "\": zarrd maps only shared memory it creates; leave "
+                                              "shm_name empty and map the answer's shm_name");
+                    }
+                    ZARRD_ASSIGN_OR_RETURN(auto region,
+                                           host_regions_.Create(req->nbytes(), req->client_pid()));
                     resp->set_region_id(region->id());
                     resp->set_nbytes(region->size());
+                    resp->set_shm_name(region->shm_name());
                     return OkStatus();
                   });
 }

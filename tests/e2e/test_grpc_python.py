@@ -3,6 +3,9 @@ no C++ client involved."""
 import json
 import mmap
 import os
+import subprocess
+import sys
+import time
 
 import grpc
 import numpy as np
@@ -89,21 +92,26 @@ def test_health_and_reflection_are_served(stub, server):
     assert b"zarrd.v1.Zarrd" in reply
 
 
-def make_shm(name, size):
-    path = f"/dev/shm{name}"
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
-    os.ftruncate(fd, size)
-    return fd, mmap.mmap(fd, size)
+def register(stub, nbytes, pid=None):
+    """A region zarrd creates, mapped here as a client does it (the name unlinked at once)."""
+    r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=nbytes,
+                                                             client_pid=pid or os.getpid()))
+    assert r.shm_name.startswith("/zarrd-") and r.nbytes == nbytes
+    fd = os.open(f"/dev/shm{r.shm_name}", os.O_RDWR)
+    assert os.fstat(fd).st_mode & 0o777 == 0o600
+    os.unlink(f"/dev/shm{r.shm_name}")
+    try:
+        return r, mmap.mmap(fd, nbytes)
+    finally:
+        os.close(fd)
 
 
 def test_shared_memory_transport(stub):
     create(stub, "local", "s")
     values = np.arange(300 * 200, dtype="<f4").reshape(300, 200)
     stub.SetItem(pb.SetItemRequest(store="local", path="s", data=values.tobytes()))
-    name = f"/zarrd-test-{os.getpid()}"
-    fd, mem = make_shm(name, values.nbytes + 4096)
+    region, mem = register(stub, values.nbytes + 4096)
     try:
-        region = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
         want = values[7:250:3, ::-2]
         stub.GetItem(pb.GetItemRequest(store="local", path="s", selection=sel(slice(7, 250, 3), slice(None, None, -2)),
                                        host_region=pb.HostRegionTarget(region_id=region.region_id, offset=4096,
@@ -119,7 +127,7 @@ def test_shared_memory_transport(stub):
                                        host_region=pb.HostRegionTarget(region_id=region.region_id, offset=0, nbytes=800)))
         row = stub.GetItem(pb.GetItemRequest(store="local", path="s", selection=sel(0)))
         assert np.all(np.frombuffer(row.data, "<f4") == -5)
-        # Too small, unregistered, and foreign regions are refused.
+        # Too small and unregistered regions are refused.
         with pytest.raises(grpc.RpcError) as e:
             stub.GetItem(pb.GetItemRequest(store="local", path="s", host_region=pb.HostRegionTarget(
                 region_id=region.region_id, offset=8192, nbytes=values.nbytes)))
@@ -130,46 +138,88 @@ def test_shared_memory_transport(stub):
                 region_id=region.region_id, offset=0, nbytes=values.nbytes)))
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
         assert e.value.details().startswith("host region"), e.value.details()  # the contract (zarrd.proto)
-        if os.geteuid() == 0:
-            os.fchown(fd, 65534, 65534)
-            with pytest.raises(grpc.RpcError) as e:
-                stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
-            assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED and "belongs to uid 65534" in e.value.details()
-        with pytest.raises(grpc.RpcError) as e:
-            stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name="/../etc/passwd"))
-        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         mem.close()
+
+
+def test_another_process_shared_memory_is_never_mapped_nor_unlinked(stub):
+    """Objects named by the client are refused: zarrd neither reads, writes nor unlinks them,
+    also when the request names a dead pid."""
+    create(stub, "local", "f")
+    values = np.arange(300 * 200, dtype="<f4").reshape(300, 200)
+    stub.SetItem(pb.SetItemRequest(store="local", path="f", data=values.tobytes()))
+    name = f"/zarrd-foreign-{os.getpid()}"
+    fd = os.open(f"/dev/shm{name}", os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    try:
+        os.ftruncate(fd, 1 << 20)
+        os.pwrite(fd, b"secret", 0)
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        for pid in (0, os.getpid(), dead.pid):
+            with pytest.raises(grpc.RpcError) as e:
+                stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name, nbytes=1 << 20,
+                                                                     client_pid=pid))
+            assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED, e.value.details()
+        time.sleep(0.6)  # two reaper ticks
+        assert os.path.exists(f"/dev/shm{name}") and os.pread(fd, 6, 0) == b"secret"
+        # client_pid 0, or no live process, is no client.
+        for pid in (0, dead.pid):
+            with pytest.raises(grpc.RpcError) as e:
+                stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=4096, client_pid=pid))
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+    finally:
         os.close(fd)
         os.unlink(f"/dev/shm{name}")
 
 
-def test_shared_memory_that_shrinks_or_finds_no_room_fails_the_request_not_zarrd(stub, server):
+def test_host_region_quota_is_per_client(stub, server):
+    """One client's regions are bounded; another client registers all the same."""
+    held = []
+    with pytest.raises(grpc.RpcError) as e:
+        for _ in range(65):
+            held.append(stub.RegisterHostRegion(pb.RegisterHostRegionRequest(
+                nbytes=4096, client_pid=os.getpid())).region_id)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "quota" in e.value.details()
+    assert len(held) == 64
+    with pytest.raises(grpc.RpcError) as e:
+        stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=5 << 30,
+                                                             client_pid=server.proc.pid))
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "quota" in e.value.details()
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=4096, client_pid=other.pid))
+        assert r.region_id
+    finally:
+        other.kill()
+        other.wait()
+    stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=held.pop()))
+    held.append(stub.RegisterHostRegion(pb.RegisterHostRegionRequest(
+        nbytes=4096, client_pid=os.getpid())).region_id)  # room again
+    for region_id in held:
+        stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=region_id))
+
+
+def test_shared_memory_that_shrinks_fails_the_request_not_zarrd(stub, server):
     create(stub, "local", "k")
     values = np.arange(300 * 200, dtype="<f4").reshape(300, 200)
     stub.SetItem(pb.SetItemRequest(store="local", path="k", data=values.tobytes()))
-    # More than /dev/shm can hold (the object itself is sparse): refused at registration.
+    # More than /dev/shm can hold (or than a client's quota): refused at registration.
     room = os.statvfs("/dev/shm")
-    name = f"/zarrd-test-big-{os.getpid()}"
-    fd = os.open(f"/dev/shm{name}", os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
-    try:
-        os.ftruncate(fd, room.f_bavail * room.f_frsize + (1 << 30))
-        with pytest.raises(grpc.RpcError) as e:
-            stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name))
-        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.value.details()
-        assert "no room" in e.value.details() and name in e.value.details()
-    finally:
-        os.close(fd)
-        os.unlink(f"/dev/shm{name}")
-    # Shrunk under a registered region: the read and the write fail, zarrd serves on.
+    with pytest.raises(grpc.RpcError) as e:
+        stub.RegisterHostRegion(pb.RegisterHostRegionRequest(
+            nbytes=room.f_bavail * room.f_frsize + (1 << 30), client_pid=os.getpid()))
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.value.details()
+    assert "no room" in e.value.details() or "quota" in e.value.details()
+    # Shrunk under a registered region (the client truncates the object it opened): the read and
+    # the write fail, zarrd serves on.
     for what in ("read", "write"):
-        name = f"/zarrd-test-shrink-{what}-{os.getpid()}"
-        fd, mem = make_shm(name, values.nbytes)
+        r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=values.nbytes,
+                                                                 client_pid=os.getpid()))
+        fd = os.open(f"/dev/shm{r.shm_name}", os.O_RDWR)
+        os.unlink(f"/dev/shm{r.shm_name}")
         try:
-            mem[:] = np.full(values.size, 3, "<f4").tobytes()
-            region = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name=name)).region_id
-            target = pb.HostRegionTarget(region_id=region, offset=0, nbytes=values.nbytes)
-            mem.close()
+            os.pwrite(fd, np.full(values.size, 3, "<f4").tobytes(), 0)
+            target = pb.HostRegionTarget(region_id=r.region_id, offset=0, nbytes=values.nbytes)
             os.ftruncate(fd, 4096)
             with pytest.raises(grpc.RpcError) as e:
                 if what == "read":
@@ -177,41 +227,34 @@ def test_shared_memory_that_shrinks_or_finds_no_room_fails_the_request_not_zarrd
                 else:
                     stub.SetItem(pb.SetItemRequest(store="local", path="k", host_region=target))
             assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION, e.value.details()
-            assert "lost its pages" in e.value.details() and name in e.value.details()
+            assert "lost its pages" in e.value.details() and r.shm_name in e.value.details()
             with pytest.raises(grpc.RpcError) as e:  # dropped
                 stub.GetItem(pb.GetItemRequest(store="local", path="k", host_region=target))
             assert e.value.code() == grpc.StatusCode.NOT_FOUND
         finally:
             os.close(fd)
-            os.unlink(f"/dev/shm{name}")
         got = stub.GetItem(pb.GetItemRequest(store="local", path="k"))
         assert got.data == values.tobytes()  # nothing written from the lost region
     assert server.proc.poll() is None
 
 
 def test_a_client_that_dies_leaves_no_region_behind(stub, server, tmp_path):
-    import subprocess
-    import sys
-    import time
     create(stub, "local", "d")
-    name = f"/zarrd-dying-{os.getpid()}"
     script = f"""
 import os, sys, time, grpc
 sys.path[:0] = {sys.path!r}
 from zarrd.v1 import zarrd_pb2 as pb, zarrd_pb2_grpc
-fd = os.open('/dev/shm{name}', os.O_CREAT | os.O_RDWR, 0o600)
-os.ftruncate(fd, 1 << 20)
 stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel({server.unix!r}))
-r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(shm_name={name!r}, client_pid=os.getpid()))
-print(r.region_id, flush=True)
+r = stub.RegisterHostRegion(pb.RegisterHostRegionRequest(nbytes=1 << 20, client_pid=os.getpid()))
+print(r.region_id, r.shm_name, flush=True)
 time.sleep(60)
 """
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    region_id = child.stdout.readline().strip()
+    region_id, name = child.stdout.readline().split()
     assert region_id.startswith("host-")
     target = pb.HostRegionTarget(region_id=region_id, offset=0, nbytes=300 * 200 * 4)
     stub.GetItem(pb.GetItemRequest(store="local", path="d", host_region=target))  # usable
-    child.kill()
+    child.kill()  # before it unlinked the name: zarrd unlinks the object it made
     child.wait()
     deadline = time.time() + 10
     while os.path.exists(f"/dev/shm{name}") and time.time() < deadline:

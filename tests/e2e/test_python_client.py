@@ -104,7 +104,8 @@ def test_mid_size_reads_go_through_reused_shared_memory_like_numpy(server):
             else:  # one region reused, its name already gone from /dev/shm
                 assert into_regions == [True] * 8 + [False], into_regions
                 assert len(client.host_regions._free) == 1
-                assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"zarrd-py-{os.getpid()}-")]
+                assert not [n for n in os.listdir("/dev/shm")
+                            if n.startswith(f"zarrd-{server.proc.pid}-")]
 
 
 def test_no_room_in_dev_shm_reads_bytes_that_time_only(client):

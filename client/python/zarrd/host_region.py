@@ -1,13 +1,12 @@
 """HOST results of 64 KiB to 64 MiB decoded by the server straight into shared memory this client
 keeps, for clients on the server's host (a Unix socket), as the C++ client's Client::Get: no
 bytes cross the socket, and one copy out makes the caller's array. Larger results are read in
-parts of about BAND_BYTES, cut on chunk edges, by parallel requests into such regions. Regions are registered once
-and reused; their names are unlinked as soon as the server has mapped them, so a crashed client
-leaves nothing in /dev/shm (the server drops its mapping when this process exits)."""
-import itertools
+parts of about BAND_BYTES, cut on chunk edges, by parallel requests into such regions. zarrd
+creates each region (it maps no object it did not make) and this process maps it; regions are
+registered once and reused, and their names are unlinked as soon as both sides have them, so a
+crashed client leaves nothing in /dev/shm (the server drops its mapping when this process exits)."""
 import mmap
 import os
-import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,7 +20,6 @@ MIN_BYTES, MAX_BYTES = 64 << 10, 64 << 20
 BAND_BYTES = 32 << 20
 BANDS_IN_FLIGHT = 4
 _KEEP = 4  # free regions kept for the next reads
-_counter = itertools.count()
 
 
 class _Region:
@@ -128,32 +126,38 @@ class HostRegions:
         self._drop(region)
 
     def _create(self, size):
-        name = f"/zarrd-py-{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
-        fd = os.open("/dev/shm" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            os.ftruncate(fd, size)
-            memory = mmap.mmap(fd, size)
-        finally:
-            os.close(fd)
         try:
             registered = self._stub.RegisterHostRegion(pb.RegisterHostRegionRequest(
-                shm_name=name, nbytes=size, client_pid=os.getpid()))
+                nbytes=size, client_pid=os.getpid()))
         except grpc.RpcError as e:
-            memory.close()
             if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                return None  # no room in /dev/shm: bytes this time
+                return None  # no room in /dev/shm, or this process's quota: bytes this time
             if e.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED,
-                            grpc.StatusCode.UNIMPLEMENTED):
-                self.enabled = False
+                            grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.INVALID_ARGUMENT):
+                self.enabled = False  # an older zarrd, or one that cannot see this process
                 return None
             raise errors.from_rpc(e) from None
+        # zarrd created the object; its name goes as soon as this process has it mapped.
+        path = "/dev/shm" + registered.shm_name
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:  # another /dev/shm (a container) or another user
+            self.enabled = False
+            self._unregister(registered.region_id)
+            return None
+        try:
+            os.unlink(path)
+            memory = mmap.mmap(fd, registered.nbytes)
         finally:
-            os.unlink("/dev/shm" + name)
+            os.close(fd)
         return _Region(registered.region_id, memory)
 
     def _drop(self, region):
+        self._unregister(region.id)
+        region.memory.close()
+
+    def _unregister(self, region_id):
         try:
-            self._stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=region.id))
+            self._stub.UnregisterHostRegion(pb.UnregisterHostRegionRequest(region_id=region_id))
         except grpc.RpcError:
             pass  # the server drops it when this process exits
-        region.memory.close()

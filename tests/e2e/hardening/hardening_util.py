@@ -1,4 +1,4 @@
-"""Measurements the hardening tests share: a process's memory, a folder's contents."""
+"""What the hardening tests share: a process's memory, a folder's contents, array metadata."""
 import hashlib
 import os
 from pathlib import Path
@@ -35,3 +35,14 @@ def tree_snapshot(root):
             else:
                 out[rel] = "dir"
     return out
+
+
+ZSTD = [{"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "zstd", "configuration": {"level": 1}}]
+
+
+def v3_array(shape, chunks, dtype="int32", fill=0, codecs=ZSTD):
+    """zarr.json of a v3 array, as CreateNode's metadata_json takes it."""
+    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs}
