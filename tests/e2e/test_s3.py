@@ -130,6 +130,7 @@ def test_zarr_213_arrays_uploaded_to_the_bucket_read_through_zarrd(s3, served, t
     z[:] = values
     z.attrs["from"] = "zarr 2.13"
     upload(client, tmp_path / "local.zarr", f"{prefix}/up")
+    client.put_object(Bucket=BUCKET, Key=f"{prefix}/.zgroup", Body=b'{"zarr_format": 2}')
     with zarrd.connect(server.unix) as c:
         a = c.open_array("s3", "up")
         np.testing.assert_array_equal(a[:], values)
