@@ -183,3 +183,23 @@ def test_zarrctl_copy_from_local_to_s3_and_back(served, tmp_path):
     with zarrd.connect(server.unix) as c:
         np.testing.assert_array_equal(c.open_array("s3", "copied")[:], values)
         np.testing.assert_array_equal(c.open_array("local", "back")[:], values)
+
+
+@pytest.mark.parametrize("store, message", [
+    ({"name": "x", "kind": "s3"}, "stores[x].bucket is required"),
+    ({"name": "x", "kind": "s3", "bucket": "b", "addressing": "sideways"},
+     "stores[x].addressing must be"),
+    ({"name": "x", "kind": "s3", "bucket": "b", "http": {"retries": 3}},
+     "stores[x].http.retries is not a known setting"),
+    ({"name": "x", "kind": "s3", "bucket": "b", "endpoint": "localhost:9000"},
+     "must start with http(s)://"),
+    ({"name": "x", "kind": "http"}, "stores[x].url is required"),
+])
+def test_bad_object_store_configs_are_refused_at_start(tmp_path, store, message):
+    from conftest import ZARRD
+    config = tmp_path / "zarrd.json"
+    config.write_text(json.dumps({"stores": [store], "listen": ["unix:zarrd.sock"]}))
+    proc = subprocess.run([*ZARRD, "--config", str(config)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
