@@ -250,6 +250,7 @@ Result<HttpResponse> HttpTransport::Perform(const HttpRequest& request, HttpSink
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_seconds));
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (!options_.reuse_connections) curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);

@@ -34,6 +34,8 @@ struct HttpOptions {
   std::string user_password;
   // Handles kept for reuse (each keeps its connection open).
   size_t max_idle_handles = 64;
+  // False closes each connection after its request (for measuring what reuse saves).
+  bool reuse_connections = true;
 };
 
 struct HttpRequest {
