@@ -173,13 +173,22 @@ json NodeJson(const zarrd::client::NodeInfo& n) {
   return j;
 }
 
-void Progress(uint64_t done, uint64_t total) {
-  if (!::isatty(STDERR_FILENO)) return;
+// Chunks and bytes copied so far: a bar redrawn in place on a terminal, else one line a band.
+void Progress(uint64_t chunks_done, uint64_t chunks_total, uint64_t done, uint64_t total) {
+  const double percent = total ? 100.0 * done / total : 100.0;
+  if (!::isatty(STDERR_FILENO)) {
+    std::fprintf(stderr, "copy: chunks %llu/%llu, %.1f/%.1f MiB (%.1f%%)\n",
+                 static_cast<unsigned long long>(chunks_done),
+                 static_cast<unsigned long long>(chunks_total), done / 1048576.0, total / 1048576.0,
+                 percent);
+    return;
+  }
   const int width = 40;
   const int filled = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r[%s%s] %5.1f%% %.1f/%.1f MiB", std::string(filled, '#').c_str(),
-               std::string(width - filled, ' ').c_str(), total ? 100.0 * done / total : 100.0,
-               done / 1048576.0, total / 1048576.0);
+  std::fprintf(stderr, "\r[%s%s] %5.1f%% chunks %llu/%llu %.1f/%.1f MiB",
+               std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), percent,
+               static_cast<unsigned long long>(chunks_done),
+               static_cast<unsigned long long>(chunks_total), done / 1048576.0, total / 1048576.0);
   if (done == total) std::fprintf(stderr, "\n");
 }
 
@@ -202,6 +211,15 @@ int Copy(zarrd::client::Client& c, const Options& o) {
     return s.ok() ? 0 : Fail(s);
   }
   const uint64_t row = total / src->shape[0];
+  // Chunks of the grid: those of one chunk row along the first dimension, times the rows.
+  uint64_t chunks_per_row = 1;
+  for (size_t d = 1; d < src->shape.size(); ++d) {
+    chunks_per_row *= static_cast<uint64_t>((src->shape[d] + src->chunks[d] - 1) / src->chunks[d]);
+  }
+  const auto chunk_rows = [&](int64_t rows) {
+    return static_cast<uint64_t>((rows + src->chunks[0] - 1) / src->chunks[0]);
+  };
+  const uint64_t chunks_total = chunk_rows(src->shape[0]) * chunks_per_row;
   int64_t band = src->chunks[0];
   while (band * row < (64u << 20) && band < src->shape[0]) band += src->chunks[0];
   std::vector<uint8_t> buf;
@@ -217,7 +235,7 @@ int Copy(zarrd::client::Client& c, const Options& o) {
     if (s.ok()) s = c.Set(dst_store, dst_path, sel, buf.data(), buf.size());
     if (!s.ok()) return Fail(s);
     done += buf.size();
-    Progress(done, total);
+    Progress(chunk_rows(stop) * chunks_per_row, chunks_total, done, total);
   }
   if (o.json)
     return PrintJson({{"source", o.node}, {"destination", o.destination}, {"nbytes", total}});

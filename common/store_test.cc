@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/s3_test_server.h"
 #include "common/test_util.h"
 
 namespace zarrd {
@@ -18,11 +19,27 @@ namespace {
 
 Bytes B(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
+// One s3rver for the process; each test works under a prefix of its own.
+testing::S3TestServer* SharedS3(std::string* why) {
+  static testing::S3TestServer server;
+  static const std::string error = server.Start();
+  *why = error;
+  return error.empty() ? &server : nullptr;
+}
+
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (GetParam() == "memory") {
       store_ = MakeMemoryStore();
+    } else if (GetParam() == "s3") {
+      static int test_number = 0;
+      std::string why;
+      testing::S3TestServer* server = SharedS3(&why);
+      if (server == nullptr) GTEST_SKIP() << why;
+      auto s = OpenS3Store(server->Options("store-test/" + std::to_string(++test_number)));
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      store_ = *s;
     } else {
       auto s = OpenLocalStore(dir_.path() + "/root");
       ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -102,7 +119,7 @@ TEST_P(StoreTest, HostileKeysAreRefusedAndNothingIsWritten) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, StoreTest, ::testing::Values("memory", "local"));
+INSTANTIATE_TEST_SUITE_P(Kinds, StoreTest, ::testing::Values("memory", "local", "s3"));
 
 TEST(LocalStore, SymlinksOutOfTheRootAreRefused) {
   testing::TempDir dir;

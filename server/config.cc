@@ -54,6 +54,62 @@ Result<std::vector<DeviceConfig>> ParseDevices(const json& j) {
   return devices;
 }
 
+Status ReadString(const json& j, const char* key, const std::string& where, std::string* out) {
+  if (!j.contains(key)) return OkStatus();
+  if (!j[key].is_string()) return Field(where + "." + key, "must be a string");
+  *out = j[key].get<std::string>();
+  return OkStatus();
+}
+
+// Timeouts and retries of an s3 or http store.
+Status ParseHttpOptions(const json& s, const std::string& where, HttpOptions* o) {
+  static const std::set<std::string> kKnown = {
+      "connect_timeout_ms", "low_speed_bytes", "low_speed_seconds", "max_attempts",
+      "backoff_base_ms",    "backoff_max_ms",  "retry_budget"};
+  if (!s.contains("http")) return OkStatus();
+  const json& h = s["http"];
+  if (!h.is_object()) return Field(where + ".http", "must be an object");
+  for (const auto& [key, value] : h.items()) {
+    if (!kKnown.count(key)) return Field(where + ".http." + key, "is not a known setting");
+  }
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "connect_timeout_ms", &o->connect_timeout_ms));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_bytes", &o->low_speed_bytes));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_seconds", &o->low_speed_seconds));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "max_attempts", &o->max_attempts));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_base_ms", &o->backoff_base_ms));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_max_ms", &o->backoff_max_ms));
+  if (h.contains("retry_budget")) {
+    if (!h["retry_budget"].is_number() || h["retry_budget"].get<double>() < 0) {
+      return Field(where + ".http.retry_budget", "must be a non-negative number");
+    }
+    o->retry_budget = h["retry_budget"].get<double>();
+  }
+  if (o->max_attempts < 1) return Field(where + ".http.max_attempts", "must be at least 1");
+  return OkStatus();
+}
+
+Status ParseS3(const json& s, const std::string& where, StoreConfig* store) {
+  S3StoreOptions& o = store->s3;
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "endpoint", where, &o.endpoint));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "bucket", where, &o.bucket));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "prefix", where, &o.prefix));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "region", where, &o.region));
+  if (o.bucket.empty()) return Field(where + ".bucket", "is required");
+  std::string addressing = "path";
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "addressing", where, &addressing));
+  if (addressing != "path" && addressing != "virtual") {
+    return Field(where + ".addressing", "must be \"path\" or \"virtual\"");
+  }
+  o.virtual_addressing = addressing == "virtual";
+  S3CredentialSettings& c = o.credentials;
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "access_key_id", where, &c.access_key_id));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "secret_access_key", where, &c.secret_access_key));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "session_token", where, &c.session_token));
+  ZARRD_RETURN_IF_ERROR(ReadString(s, "profile", where, &c.profile));
+  c.anonymous = s.value("anonymous", false);
+  return OkStatus();
+}
+
 }  // namespace
 
 std::string MetricsAddress(const std::string& given) { return given == "off" ? "" : given; }
@@ -107,8 +163,18 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     const std::string where = "stores[" + store.name + "]";
     if (!names.insert(store.name).second) return Field(where, "is named twice");
     store.kind = s.value("kind", "local");
-    if (store.kind != "local" && store.kind != "memory" && store.kind != "gpu") {
-      return Field(where + ".kind", "must be \"local\", \"memory\" or \"gpu\"");
+    if (store.kind != "local" && store.kind != "memory" && store.kind != "gpu" &&
+        store.kind != "s3" && store.kind != "http") {
+      return Field(where + ".kind", "must be \"local\", \"memory\", \"gpu\", \"s3\" or \"http\"");
+    }
+    if (store.kind == "s3") ZARRD_RETURN_IF_ERROR(ParseS3(s, where, &store));
+    if (store.kind == "http") {
+      ZARRD_RETURN_IF_ERROR(ReadString(s, "url", where, &store.http.base_url));
+      if (store.http.base_url.empty()) return Field(where + ".url", "is required");
+    }
+    if (store.kind == "s3" || store.kind == "http") {
+      ZARRD_RETURN_IF_ERROR(
+          ParseHttpOptions(s, where, store.kind == "s3" ? &store.s3.http : &store.http.http));
     }
     if (store.kind == "gpu") {
       store.device = DeviceKey(s.value("device", json("0")));
@@ -121,7 +187,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
       if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
       store.root = root.lexically_normal().string();
     }
-    store.read_only = s.value("read_only", false);
+    store.read_only = s.value("read_only", false) || store.kind == "http";
     store.fsync = s.value("fsync", false);
     c.stores.push_back(std::move(store));
   }

@@ -7,14 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "common/object_store.h"
 #include "common/status.h"
 
 namespace zarrd::server {
 
 struct StoreConfig {
   std::string name;
-  std::string kind = "local";  // "local" | "memory" | "gpu"
+  std::string kind = "local";  // "local" | "memory" | "gpu" | "s3" | "http"
   std::string root;            // local stores: a directory, relative to the config file
+  S3StoreOptions s3;           // s3 stores
+  HttpStoreOptions http;       // http stores
   bool read_only = false;
   bool fsync = false;
   std::string device = "0";              // gpu stores: UUID or ordinal

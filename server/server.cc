@@ -99,6 +99,10 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
       auto gpu = devices->MakeGpuStore(sc);
       if (!gpu.ok()) return gpu.status().WithContext("store \"" + sc.name + "\"");
       store = std::move(*gpu);
+    } else if (sc.kind == "s3" || sc.kind == "http") {
+      auto opened = sc.kind == "s3" ? OpenS3Store(sc.s3) : OpenHttpStore(sc.http);
+      if (!opened.ok()) return opened.status().WithContext("store \"" + sc.name + "\"");
+      store = std::move(*opened);
     } else {
       ZARRD_ASSIGN_OR_RETURN(store, OpenLocalStore(sc.root, {.fsync = sc.fsync}));
     }
