@@ -71,7 +71,8 @@ class ForwardBitReader {
 };
 
 // Reads a stream written forwards and read backwards: from the bit under the end marker (the
-// highest set bit of the last byte) down to bit 0 of the first byte.
+// highest set bit of the last byte) down to bit 0 of the first byte. Keeps 64 bits of the stream
+// in a register, reloaded (8 byte loads) when a read reaches below them.
 class BackwardBitReader {
  public:
   // False when the stream is empty or its last byte holds no end marker.
@@ -80,23 +81,44 @@ class BackwardBitReader {
     size_ = size;
     if (size == 0 || src[size - 1] == 0) return false;
     pos_ = int64_t(8 * (size - 1) + HighBit32(src[size - 1]));
+    Reload();
     return true;
   }
-  ZARRD_HD uint32_t Peek(uint32_t n) const {
-    return uint32_t(BitsAt(src_, size_, pos_ - int64_t(n), n));
+  // n <= 56.
+  ZARRD_HD uint32_t Peek(uint32_t n) {
+    if (pos_ - int64_t(n) < base_) Reload();
+    const int64_t at = pos_ - int64_t(n) - base_;
+    return uint32_t((bits_ >> at) & ((uint64_t(1) << n) - 1));
   }
   ZARRD_HD void Skip(uint32_t n) { pos_ -= int64_t(n); }
   ZARRD_HD uint32_t Read(uint32_t n) {
+    const uint32_t v = Peek(n);
     pos_ -= int64_t(n);
-    return uint32_t(BitsAt(src_, size_, pos_, n));
+    return v;
   }
   // Bits not yet read; negative once more bits were read than the stream holds.
   ZARRD_HD int64_t BitsLeft() const { return pos_; }
 
  private:
+  // Holds bits [base_, base_ + 64) with base_ <= pos_ - 56, zeros outside the stream.
+  ZARRD_HD void Reload() {
+    int64_t byte = pos_ - 56;
+    byte = byte >= 0 ? byte / 8 : -((-byte + 7) / 8);
+    base_ = 8 * byte;
+    if (byte >= 0) {
+      bits_ = LoadPadded(src_, size_, uint64_t(byte));
+    } else if (byte > -8) {
+      bits_ = LoadPadded(src_, size_, 0) << (8 * -byte);
+    } else {
+      bits_ = 0;
+    }
+  }
+
   const uint8_t* src_ = nullptr;
   uint64_t size_ = 0;
   int64_t pos_ = 0;
+  int64_t base_ = 0;
+  uint64_t bits_ = 0;
 };
 
 }  // namespace zarrd::decode::zstd
