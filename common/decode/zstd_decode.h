@@ -21,10 +21,11 @@
 // a 128 KiB literal buffer and a batch of sequences; no allocation, no exceptions. The caller
 // gives one per concurrent decoder.
 //
-// Parallel split (zstd::Lanes): every lane parses headers itself; lane 0 reads entropy tables,
-// Huffman single streams and the sequence bit stream (a batch of kSequenceBatch sequences at a
-// time); lanes 0-3 decode the four Huffman streams; all lanes copy raw and RLE blocks and
-// literals and execute each sequence's literal and match copies. The host runs it as one lane.
+// Parallel split (zstd::Lanes, or any type with its members): every lane parses headers itself;
+// lane 0 reads entropy tables, Huffman single streams and the sequence bit stream (a batch of
+// kSequenceBatch sequences at a time); lanes 0-3 decode the four Huffman streams; all lanes copy
+// raw and RLE blocks and literals and execute each sequence's literal and match copies. The host
+// runs it as one lane.
 #pragma once
 
 #include <cstdint>
@@ -46,9 +47,9 @@ constexpr uint32_t kWindowLogMax = 31;
 
 // Decodes the frame at src[0..size) (its magic number already checked) into dst[*out..]; sets
 // the bytes of src it used.
-ZARRD_HD inline DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst,
-                                        uint64_t dst_size, uint64_t* out, uint64_t* used,
-                                        ZstdWorkspace* ws, const Lanes& lanes) {
+template <class L>
+ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst, uint64_t dst_size,
+                                 uint64_t* out, uint64_t* used, ZstdWorkspace* ws, const L& lanes) {
   if (size < 5) return DecodeError::kTruncated;
   const uint32_t descriptor = src[4];
   const uint32_t fcs_flag = descriptor >> 6;
@@ -138,10 +139,12 @@ ZARRD_HD inline DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8
 
 }  // namespace zstd
 
-// See the top of this file. `lanes` is the calling warp's on the GPU, the default on the host.
-ZARRD_HD inline DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* dst,
-                                       uint64_t dst_size, uint64_t* written, ZstdWorkspace* ws,
-                                       zstd::Lanes lanes = zstd::Lanes()) {
+// See the top of this file. `lanes`: the calling warp's (zstd::Lanes{lane, 32}) on the GPU; any
+// type with the members of zstd::Lanes.
+template <class L>
+ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                uint64_t dst_size, uint64_t* written, ZstdWorkspace* ws,
+                                const L& lanes) {
   uint64_t pos = 0;
   uint64_t out = 0;
   DecodeError e = DecodeError::kOk;
@@ -167,6 +170,12 @@ ZARRD_HD inline DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, ui
   if (e == DecodeError::kOk && out != dst_size) e = DecodeError::kOutputShort;
   *written = out;
   return e;
+}
+
+// One lane: the host's entry, and the one the blosc container calls for its zstd blocks.
+ZARRD_HD inline DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                       uint64_t dst_size, uint64_t* written, ZstdWorkspace* ws) {
+  return DecodeZstd(src, src_size, dst, dst_size, written, ws, zstd::Lanes());
 }
 
 }  // namespace zarrd::decode

@@ -18,9 +18,9 @@ struct Literals {
   uint32_t size = 0;
 };
 
-ZARRD_HD inline DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, uint32_t count,
-                                                  bool four_streams, ZstdWorkspace* ws,
-                                                  const Lanes& lanes) {
+template <class L>
+ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, uint32_t count,
+                                           bool four_streams, ZstdWorkspace* ws, const L& lanes) {
   const uint32_t log = ws->huf_log;
   if (!four_streams) {
     bool ok = true;
@@ -49,8 +49,9 @@ ZARRD_HD inline DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t s
 
 // Reads the literals section at the start of a block's src[0..size); sets `out` and the bytes
 // the section used. Called by all lanes.
-ZARRD_HD inline DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorkspace* ws,
-                                           const Lanes& lanes, Literals* out, uint64_t* used) {
+template <class L>
+ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorkspace* ws,
+                                    const L& lanes, Literals* out, uint64_t* used) {
   if (size == 0) return DecodeError::kTruncated;
   const uint32_t type = src[0] & 3;
   const uint32_t format = (src[0] >> 2) & 3;

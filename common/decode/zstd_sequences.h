@@ -178,12 +178,14 @@ struct SequenceReader {
   }
 };
 
-ZARRD_HD inline void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const Lanes& lanes) {
+template <class L>
+ZARRD_HD void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const L& lanes) {
   for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = src[i];
 }
 
 // dst[0..n) = the bytes `offset` before it, repeating with period `offset` when they overlap.
-ZARRD_HD inline void CopyMatch(uint8_t* dst, uint64_t offset, uint64_t n, const Lanes& lanes) {
+template <class L>
+ZARRD_HD void CopyMatch(uint8_t* dst, uint64_t offset, uint64_t n, const L& lanes) {
   const uint8_t* from = dst - offset;
   if (offset >= n || lanes.count == 1) {
     for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = from[i];
@@ -194,9 +196,10 @@ ZARRD_HD inline void CopyMatch(uint8_t* dst, uint64_t offset, uint64_t n, const 
 
 // Decodes the sequences section src[0..size) and executes it with `lit`, writing the block at
 // dst[*out..]; matches may reach back to dst[frame_start]. Called by all lanes.
-ZARRD_HD inline DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals lit,
-                                            uint8_t* dst, uint64_t dst_size, uint64_t frame_start,
-                                            uint64_t* out, ZstdWorkspace* ws, const Lanes& lanes) {
+template <class L>
+ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals lit, uint8_t* dst,
+                                     uint64_t dst_size, uint64_t frame_start, uint64_t* out,
+                                     ZstdWorkspace* ws, const L& lanes) {
   DecodeError e = DecodeError::kOk;
   uint64_t count = 0, used = 0;
   if (lanes.Leader()) e = ReadSequencesHeader(src, size, ws, &count, &used);
