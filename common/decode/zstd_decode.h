@@ -14,8 +14,11 @@
 // Bounds: every read is checked against the bytes left (bit streams read zeros past their ends
 // and must be consumed exactly), every write against dst_size, every table description against
 // its limits (accuracy logs, symbol counts, sums); the loops run at most once per input bit or
-// output byte. Stricter than libzstd in one respect: a sequence bit stream read past its start
-// is corrupt (libzstd accepts it and decodes what its bit container holds).
+// output byte. Stricter than libzstd (1.5.4) where RFC 8878 asks for it: a Huffman or sequence
+// bit stream that is not consumed exactly is corrupt (libzstd's fast Huffman path only checks
+// the literal count, and it accepts sequence streams read past their start). More lenient where
+// libzstd adds limits of its own (block sizes against the window, trailing bytes after a block
+// without sequences): outputs are bounded by dst_size all the same.
 //
 // Workspace: ZstdWorkspace (kZstdWorkspaceSize, about 150 KiB) holds the tables, repeat offsets,
 // a 128 KiB literal buffer and a batch of sequences; no allocation, no exceptions. The caller
