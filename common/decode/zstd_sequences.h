@@ -231,7 +231,8 @@ ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals
       lit_pos += s.literal_length;
       op += s.literal_length;
       if (s.offset > op - frame_start) return DecodeError::kCorrupt;
-      lanes.Sync();
+      // A match that reads this sequence's literals (or itself) waits for them.
+      if (s.offset < uint64_t(s.literal_length) + s.match_length) lanes.Sync();
       CopyMatch(dst + op, s.offset, s.match_length, lanes);
       op += s.match_length;
       lanes.Sync();
