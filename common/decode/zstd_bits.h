@@ -1,0 +1,124 @@
+// Byte and bit readers of the zstd core: little-endian loads, the forward bit reader of FSE
+// table descriptions and the backward bit reader of Huffman and sequence streams. Reads past the
+// end of a buffer yield zero bits and never touch memory outside it; the backward reader counts
+// how far it ran past the start so that callers can require a stream to be consumed exactly.
+#pragma once
+
+#include <cstdint>
+
+#include "common/decode/host_device.h"
+
+namespace zarrd::decode::zstd {
+
+ZARRD_HD inline uint32_t ReadLE16(const uint8_t* p) { return p[0] | (uint32_t(p[1]) << 8); }
+ZARRD_HD inline uint32_t ReadLE24(const uint8_t* p) { return ReadLE16(p) | (uint32_t(p[2]) << 16); }
+ZARRD_HD inline uint32_t ReadLE32(const uint8_t* p) { return ReadLE24(p) | (uint32_t(p[3]) << 24); }
+ZARRD_HD inline uint64_t ReadLE64(const uint8_t* p) {
+  return ReadLE32(p) | (uint64_t(ReadLE32(p + 4)) << 32);
+}
+
+// Index of the highest set bit; v must not be 0.
+ZARRD_HD inline uint32_t HighBit32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return 31 - __clz(v);
+#else
+  return 31 - __builtin_clz(v);
+#endif
+}
+
+// The 8 bytes at src[pos..pos+8) as a little-endian word, zeros where they pass `size`.
+ZARRD_HD inline uint64_t LoadPadded(const uint8_t* src, uint64_t size, uint64_t pos) {
+  if (pos + 8 <= size) return ReadLE64(src + pos);
+  uint64_t v = 0;
+  for (uint64_t i = 0; i < 8 && pos + i < size; ++i) v |= uint64_t(src[pos + i]) << (8 * i);
+  return v;
+}
+
+// Bits [at, at + n) of the little-endian bit string src[0..size), n <= 56; bits below 0 and at or
+// above 8 * size read as zero.
+ZARRD_HD inline uint64_t BitsAt(const uint8_t* src, uint64_t size, int64_t at, uint32_t n) {
+  const int64_t end = at + int64_t(n);
+  if (n == 0 || end <= 0) return 0;
+  uint32_t shift = 0;
+  if (at < 0) {
+    shift = uint32_t(-at);
+    n = uint32_t(end);
+    at = 0;
+  }
+  const uint64_t word = LoadPadded(src, size, uint64_t(at) >> 3) >> (at & 7);
+  return (word & ((uint64_t(1) << n) - 1)) << shift;
+}
+
+// Reads the FSE table descriptions, least significant bit first.
+class ForwardBitReader {
+ public:
+  ZARRD_HD ForwardBitReader(const uint8_t* src, uint64_t size) : src_(src), size_(size) {}
+  ZARRD_HD uint32_t Peek(uint32_t n) const { return uint32_t(BitsAt(src_, size_, pos_, n)); }
+  ZARRD_HD void Skip(uint32_t n) { pos_ += n; }
+  ZARRD_HD uint32_t Read(uint32_t n) {
+    const uint32_t v = Peek(n);
+    pos_ += n;
+    return v;
+  }
+  // Whole bytes read so far, counting a partly read byte; may exceed the size when the
+  // description ran past its end.
+  ZARRD_HD uint64_t BytesUsed() const { return (uint64_t(pos_) + 7) / 8; }
+
+ private:
+  const uint8_t* src_;
+  uint64_t size_;
+  int64_t pos_ = 0;
+};
+
+// Reads a stream written forwards and read backwards: from the bit under the end marker (the
+// highest set bit of the last byte) down to bit 0 of the first byte. Keeps 64 bits of the stream
+// in a register, reloaded (8 byte loads) when a read reaches below them.
+class BackwardBitReader {
+ public:
+  // False when the stream is empty or its last byte holds no end marker.
+  ZARRD_HD bool Init(const uint8_t* src, uint64_t size) {
+    src_ = src;
+    size_ = size;
+    if (size == 0 || src[size - 1] == 0) return false;
+    pos_ = int64_t(8 * (size - 1) + HighBit32(src[size - 1]));
+    Reload();
+    return true;
+  }
+  // n <= 56.
+  ZARRD_HD uint32_t Peek(uint32_t n) {
+    if (pos_ - int64_t(n) < base_) Reload();
+    const int64_t at = pos_ - int64_t(n) - base_;
+    return uint32_t((bits_ >> at) & ((uint64_t(1) << n) - 1));
+  }
+  ZARRD_HD void Skip(uint32_t n) { pos_ -= int64_t(n); }
+  ZARRD_HD uint32_t Read(uint32_t n) {
+    const uint32_t v = Peek(n);
+    pos_ -= int64_t(n);
+    return v;
+  }
+  // Bits not yet read; negative once more bits were read than the stream holds.
+  ZARRD_HD int64_t BitsLeft() const { return pos_; }
+
+ private:
+  // Holds bits [base_, base_ + 64) with base_ <= pos_ - 56, zeros outside the stream.
+  ZARRD_HD void Reload() {
+    int64_t byte = pos_ - 56;
+    byte = byte >= 0 ? byte / 8 : -((-byte + 7) / 8);
+    base_ = 8 * byte;
+    if (byte >= 0) {
+      bits_ = LoadPadded(src_, size_, uint64_t(byte));
+    } else if (byte > -8) {
+      bits_ = LoadPadded(src_, size_, 0) << (8 * -byte);
+    } else {
+      bits_ = 0;
+    }
+  }
+
+  const uint8_t* src_ = nullptr;
+  uint64_t size_ = 0;
+  int64_t pos_ = 0;
+  int64_t base_ = 0;
+  uint64_t bits_ = 0;
+};
+
+}  // namespace zarrd::decode::zstd

@@ -1,0 +1,128 @@
+// The zstd decoder's parallel split, run on the host by threads acting as the lanes of one warp
+// (a barrier for Sync, a shared slot for Broadcast and Any), as the GPU kernel runs it: every
+// lane must reach the same Syncs (else the threads hang: a watchdog fails the test), and the
+// output and error must equal the one-lane decode's, whose bytes decode_tests checks against
+// libzstd. Lane counts 5 and 32: four Huffman streams on lanes 0-3, copies strided by the count.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "common/decode/zstd_decode.h"
+#include "common/decode/zstd_test_util.h"
+
+namespace zarrd::decode {
+namespace {
+
+using namespace testing;
+
+struct Warp {
+  explicit Warp(uint32_t n) : barrier(n) {}
+  std::barrier<> barrier;
+  uint64_t slot = 0;
+  std::atomic<bool> any{false};
+};
+
+struct ThreadLanes {
+  uint32_t lane = 0;
+  uint32_t count = 1;
+  Warp* warp = nullptr;
+
+  bool Leader() const { return lane == 0; }
+  void Sync() const { warp->barrier.arrive_and_wait(); }
+  uint64_t Broadcast(uint64_t v) const {
+    Sync();  // the previous broadcast's readers are done
+    if (lane == 0) warp->slot = v;
+    Sync();
+    return warp->slot;
+  }
+  DecodeError Broadcast(DecodeError e) const {
+    return static_cast<DecodeError>(Broadcast(static_cast<uint64_t>(e)));
+  }
+  bool Any(bool b) const {
+    Sync();
+    if (lane == 0) warp->any = false;
+    Sync();
+    if (b) warp->any = true;
+    Sync();
+    return warp->any;
+  }
+};
+
+// Decodes with `count` threads; every lane must return the same error and count.
+DecodeError DecodeWithLanes(const Buffer& src, size_t dst_size, uint32_t count, Buffer* out) {
+  static std::unique_ptr<ZstdWorkspace> ws(new ZstdWorkspace);
+  out->assign(dst_size, 0);
+  Warp warp(count);
+  std::vector<std::future<std::pair<DecodeError, uint64_t>>> lanes;
+  for (uint32_t lane = 0; lane < count; ++lane) {
+    lanes.push_back(std::async(std::launch::async, [&, lane] {
+      uint64_t written = 0;
+      const DecodeError e = DecodeZstd(src.data(), src.size(), out->data(), dst_size, &written,
+                                       ws.get(), ThreadLanes{lane, count, &warp});
+      warp.barrier.arrive_and_drop();
+      return std::make_pair(e, written);
+    }));
+  }
+  for (auto& f : lanes) {
+    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+      ADD_FAILURE() << "the lanes diverged: some wait at a Sync the others never reach";
+      std::fflush(stdout);
+      std::abort();  // the waiting threads cannot be joined
+    }
+  }
+  const auto first = lanes[0].get();
+  for (uint32_t lane = 1; lane < count; ++lane) {
+    const auto r = lanes[lane].get();
+    EXPECT_EQ(r.first, first.first) << "lane " << lane;
+    EXPECT_EQ(r.second, first.second) << "lane " << lane;
+  }
+  return first.first;
+}
+
+TEST(ZstdLanes, ManyLanesDecodeLikeOne) {
+  std::mt19937 rng(11);
+  uint32_t seed = 1;
+  int damaged_errors = 0;
+  for (DataKind kind : kAllKinds) {
+    for (int level : {-5, 3, 19}) {
+      CompressOptions o;
+      o.level = level;
+      o.checksum = seed % 2;
+      o.content_size = seed % 3 != 0;
+      const Buffer data = MakeData(kind, 3000 + 2000 * (seed % 5), seed);
+      ++seed;
+      Buffer frames = LibCompress(data, o);
+      const Buffer second = LibCompress(MakeData(kind, 700, seed), o);  // a second frame
+      frames.insert(frames.end(), second.begin(), second.end());
+      for (bool damaged : {false, true}) {
+        Buffer src = frames;
+        if (damaged) src[rng() % src.size()] ^= uint8_t(1 << (rng() % 8));
+        const size_t size = data.size() + 700;
+        Buffer one, many;
+        const DecodeError want = OurDecompress(src.data(), src.size(), size, &one);
+        if (!damaged) {
+          ASSERT_EQ(want, DecodeError::kOk) << DataKindName(kind) << " " << level;
+        }
+        if (want != DecodeError::kOk) ++damaged_errors;
+        for (uint32_t count : {5u, 32u}) {
+          const DecodeError got = DecodeWithLanes(src, size, count, &many);
+          ASSERT_EQ(got, want) << DataKindName(kind) << " level " << level << " lanes " << count;
+          if (want == DecodeError::kOk) {
+            ASSERT_TRUE(many == one)
+                << DataKindName(kind) << " level " << level << " lanes " << count;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(damaged_errors, 5);
+}
+
+}  // namespace
+}  // namespace zarrd::decode
