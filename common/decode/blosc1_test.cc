@@ -16,16 +16,6 @@ namespace {
 
 using testing::Buffer;
 
-// libblosc's decoding of a container (the expected bytes), empty on failure.
-bool LibDecode(const Buffer& c, Buffer* out) {
-  size_t nbytes = 0, cbytes = 0;
-  if (c.size() < BLOSC_MIN_HEADER_LENGTH) return false;
-  if (blosc_cbuffer_validate(c.data(), c.size(), &nbytes) != 0) return false;
-  out->assign(nbytes, 0);
-  blosc_cbuffer_sizes(c.data(), &nbytes, &cbytes, &cbytes);
-  return blosc_decompress_ctx(c.data(), out->data(), out->size(), 1) == static_cast<int>(nbytes);
-}
-
 DecodeError Ours(const Buffer& c, size_t size, Buffer* out) {
   out->assign(size, 0xcd);
   Buffer scratch(size);
@@ -50,7 +40,7 @@ void Check(const Buffer& data, const char* cname, int clevel, int shuffle, int t
   const Buffer c = testing::BloscCompress(data, cname, clevel, shuffle, ts, blocksize);
   ASSERT_FALSE(c.empty());
   Buffer expected, out;
-  ASSERT_TRUE(LibDecode(c, &expected));
+  ASSERT_TRUE(testing::LibBloscDecode(c, &expected));
   ASSERT_EQ(expected, data);
   ASSERT_EQ(Ours(c, data.size(), &out), DecodeError::kOk);
   ASSERT_EQ(out, expected);
@@ -126,7 +116,7 @@ TEST(Blosc1, NumcodecsVectors) {
     SCOPED_TRACE(e.path().string());
     const Buffer c = testing::ReadBytes(e.path().string());
     Buffer expected, out;
-    if (!LibDecode(c, &expected)) {
+    if (!testing::LibBloscDecode(c, &expected)) {
       // A cname that libblosc was built without: ours must not accept it either.
       EXPECT_NE(Ours(c, c.size() >= 8 ? c[4] | c[5] << 8 | c[6] << 16 : 0, &out), DecodeError::kOk);
       continue;
@@ -146,7 +136,7 @@ TEST(Blosc1, EveryBloscChunkOfThePeerFixtures) {
     if (c.size() < 16 || c[0] != 2) continue;
     const uint32_t cbytes = c[12] | c[13] << 8 | c[14] << 16 | uint32_t{c[15]} << 24;
     Buffer expected, out;
-    if (cbytes != c.size() || !LibDecode(c, &expected)) continue;
+    if (cbytes != c.size() || !testing::LibBloscDecode(c, &expected)) continue;
     SCOPED_TRACE(path);
     ASSERT_EQ(Ours(c, expected.size(), &out), DecodeError::kOk);
     EXPECT_EQ(out, expected);
@@ -172,7 +162,7 @@ TEST(Blosc1, TruncatedAndCorruptContainersFailCleanly) {
         const DecodeError e = Ours(bad, data.size(), &out);
         // Where ours accepts, the library (given the valid-sized buffer) agrees byte for byte.
         if (e == DecodeError::kOk && k >= 16) {
-          ASSERT_TRUE(LibDecode(bad, &expected)) << cname << " byte " << k;
+          ASSERT_TRUE(testing::LibBloscDecode(bad, &expected)) << cname << " byte " << k;
           EXPECT_EQ(out, expected);
         }
       }

@@ -1,6 +1,7 @@
 #include "common/decode/decode_test_util.h"
 
 #include <blosc.h>
+#include <gtest/gtest.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -51,6 +52,58 @@ Buffer BloscCompress(const Buffer& data, const char* cname, int clevel, int shuf
 namespace {
 uint32_t Le32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24; }
 }  // namespace
+
+bool LibBloscDecode(const Buffer& c, Buffer* out) {
+  size_t nbytes = 0, cbytes = 0;
+  if (c.size() < BLOSC_MIN_HEADER_LENGTH) return false;
+  if (blosc_cbuffer_validate(c.data(), c.size(), &nbytes) != 0) return false;
+  out->assign(nbytes, 0);
+  blosc_cbuffer_sizes(c.data(), &nbytes, &cbytes, &cbytes);
+  return blosc_decompress_ctx(c.data(), out->data(), out->size(), 1) == static_cast<int>(nbytes);
+}
+
+Buffer ZlibDeflate(const Buffer& data, int level, int strategy, int window_bits,
+                   gz_header* header) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, strategy), Z_OK);
+  if (header) {
+    EXPECT_EQ(deflateSetHeader(&z, header), Z_OK);
+  }
+  Buffer out(deflateBound(&z, data.size()) + 64);
+  z.next_in = const_cast<Bytef*>(data.data());
+  z.avail_in = data.size();
+  z.next_out = out.data();
+  z.avail_out = out.size();
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// zlib's decoding (all gzip members for windowBits 31); false when zlib rejects the stream.
+bool ZlibInflate(const Buffer& in, int window_bits, Buffer* out) {
+  out->clear();
+  z_stream z{};
+  if (inflateInit2(&z, window_bits) != Z_OK) return false;
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = in.size();
+  uint8_t chunk[65536];
+  int rc = Z_OK;
+  for (;;) {
+    z.next_out = chunk;
+    z.avail_out = sizeof chunk;
+    rc = ::inflate(&z, Z_NO_FLUSH);
+    out->insert(out->end(), chunk, chunk + (sizeof chunk - z.avail_out));
+    if (rc == Z_STREAM_END && z.avail_in > 0 && window_bits > 15) {
+      inflateReset(&z);
+      continue;
+    }
+    if (rc != Z_OK) break;
+  }
+  const bool ok = rc == Z_STREAM_END && z.avail_in == 0;
+  inflateEnd(&z);
+  return ok;
+}
 
 std::vector<Split> SplitsOf(const Buffer& container, const Buffer& data) {
   std::vector<Split> out;

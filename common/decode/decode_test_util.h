@@ -2,6 +2,8 @@
 // with the reference libraries (libblosc, zlib, libzstd) as the second source of every value.
 #pragma once
 
+#include <zlib.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +21,15 @@ Buffer Payload(int kind, size_t n, uint32_t seed);
 // libblosc's container of `data` (blosc_compress_ctx); blocksize 0 lets libblosc choose.
 Buffer BloscCompress(const Buffer& data, const char* cname, int clevel, int shuffle, int typesize,
                      size_t blocksize);
+
+// libblosc's decoding of a whole container; false when libblosc rejects it.
+bool LibBloscDecode(const Buffer& container, Buffer* out);
+
+// zlib's encoding with windowBits 15 (zlib) or 31 (gzip), and its decoding (every gzip member
+// for 31; false when zlib rejects the stream or leaves input over).
+Buffer ZlibDeflate(const Buffer& data, int level, int strategy, int window_bits,
+                   gz_header* header = nullptr);
+bool ZlibInflate(const Buffer& in, int window_bits, Buffer* out);
 
 // One compressed split per block of a libblosc container that has one split per block (typesize 1
 // or the no-split flag, not memcpyed): (split bytes, the block's original bytes).

@@ -18,50 +18,6 @@ namespace {
 
 using testing::Buffer;
 
-// zlib's encoding with windowBits 15 (zlib) or 31 (gzip).
-Buffer Deflate(const Buffer& data, int level, int strategy, int window_bits,
-               gz_header* header = nullptr) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, strategy), Z_OK);
-  if (header) {
-    EXPECT_EQ(deflateSetHeader(&z, header), Z_OK);
-  }
-  Buffer out(deflateBound(&z, data.size()) + 64);
-  z.next_in = const_cast<Bytef*>(data.data());
-  z.avail_in = data.size();
-  z.next_out = out.data();
-  z.avail_out = out.size();
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-// zlib's decoding (all gzip members for windowBits 31); false when zlib rejects the stream.
-bool ZlibInflate(const Buffer& in, int window_bits, Buffer* out) {
-  out->clear();
-  z_stream z{};
-  if (inflateInit2(&z, window_bits) != Z_OK) return false;
-  z.next_in = const_cast<Bytef*>(in.data());
-  z.avail_in = in.size();
-  uint8_t chunk[65536];
-  int rc = Z_OK;
-  for (;;) {
-    z.next_out = chunk;
-    z.avail_out = sizeof chunk;
-    rc = ::inflate(&z, Z_NO_FLUSH);
-    out->insert(out->end(), chunk, chunk + (sizeof chunk - z.avail_out));
-    if (rc == Z_STREAM_END && z.avail_in > 0 && window_bits > 15) {
-      inflateReset(&z);
-      continue;
-    }
-    if (rc != Z_OK) break;
-  }
-  const bool ok = rc == Z_STREAM_END && z.avail_in == 0;
-  inflateEnd(&z);
-  return ok;
-}
-
 DecodeError OursZlib(const Buffer& c, size_t size, Buffer* out) {
   out->assign(size, 0xcd);
   auto ws = std::make_unique<InflateWorkspace>();
@@ -90,14 +46,14 @@ TEST(Deflate, EveryLevelAndStrategyCoversAllBlockTypes) {
           SCOPED_TRACE(::testing::Message() << "strategy " << strategy << " level " << level
                                             << " kind " << kind << " size " << n);
           const Buffer data = testing::Payload(kind, n, level * 10 + kind);
-          const Buffer z = Deflate(data, level, strategy, 15);
+          const Buffer z = testing::ZlibDeflate(data, level, strategy, 15);
           first_block_types.insert((z[2] >> 1) & 3);
           Buffer expected, out;
-          ASSERT_TRUE(ZlibInflate(z, 15, &expected));
+          ASSERT_TRUE(testing::ZlibInflate(z, 15, &expected));
           ASSERT_EQ(expected, data);
           ASSERT_EQ(OursZlib(z, n, &out), DecodeError::kOk);
           ASSERT_EQ(out, data);
-          const Buffer g = Deflate(data, level, strategy, 31);
+          const Buffer g = testing::ZlibDeflate(data, level, strategy, 31);
           ASSERT_EQ(OursGzip(g, n, &out), DecodeError::kOk);
           ASSERT_EQ(out, data);
           ++cases;
@@ -119,11 +75,11 @@ TEST(Deflate, GzipHeaderFieldsAndSeveralMembers) {
   header.extra = extra;
   header.extra_len = sizeof extra;
   header.hcrc = 1;
-  Buffer both = Deflate(a, 6, Z_DEFAULT_STRATEGY, 31, &header);
-  const Buffer second = Deflate(b, 1, Z_DEFAULT_STRATEGY, 31);
+  Buffer both = testing::ZlibDeflate(a, 6, Z_DEFAULT_STRATEGY, 31, &header);
+  const Buffer second = testing::ZlibDeflate(b, 1, Z_DEFAULT_STRATEGY, 31);
   both.insert(both.end(), second.begin(), second.end());
   Buffer expected, out;
-  ASSERT_TRUE(ZlibInflate(both, 31, &expected));
+  ASSERT_TRUE(testing::ZlibInflate(both, 31, &expected));
   Buffer ab = a;
   ab.insert(ab.end(), b.begin(), b.end());
   ASSERT_EQ(expected, ab);
@@ -142,7 +98,7 @@ void NumcodecsVectors(const char* codec, int window_bits) {
     SCOPED_TRACE(e.path().string());
     const Buffer c = testing::ReadBytes(e.path().string());
     Buffer expected, out;
-    ASSERT_TRUE(ZlibInflate(c, window_bits, &expected));
+    ASSERT_TRUE(testing::ZlibInflate(c, window_bits, &expected));
     const DecodeError err =
         window_bits > 15 ? OursGzip(c, expected.size(), &out) : OursZlib(c, expected.size(), &out);
     ASSERT_EQ(err, DecodeError::kOk);
@@ -161,7 +117,8 @@ TEST(Deflate, EveryGzipChunkOfThePeerFixtures) {
   for (const auto& path : testing::FixtureFiles()) {
     const Buffer c = testing::ReadBytes(path);
     Buffer expected, out;
-    if (c.size() < 18 || c[0] != 0x1f || c[1] != 0x8b || !ZlibInflate(c, 31, &expected)) continue;
+    if (c.size() < 18 || c[0] != 0x1f || c[1] != 0x8b || !testing::ZlibInflate(c, 31, &expected))
+      continue;
     SCOPED_TRACE(path);
     ASSERT_EQ(OursGzip(c, expected.size(), &out), DecodeError::kOk);
     EXPECT_EQ(out, expected);
@@ -175,8 +132,8 @@ TEST(Deflate, TruncatedAndCorruptStreamsFailCleanly) {
   for (int level : {0, 1, 6, 9}) {
     for (int strategy : {Z_DEFAULT_STRATEGY, Z_FIXED}) {
       const Buffer data = testing::Payload(3, 30000, level);
-      const Buffer z = Deflate(data, level, strategy, 15);
-      const Buffer g = Deflate(data, level, strategy, 31);
+      const Buffer z = testing::ZlibDeflate(data, level, strategy, 15);
+      const Buffer g = testing::ZlibDeflate(data, level, strategy, 31);
       Buffer out, expected;
       for (size_t cut = 0; cut < z.size(); cut += 1 + z.size() / 300) {
         EXPECT_NE(OursZlib(Buffer(z.begin(), z.begin() + cut), data.size(), &out),
@@ -189,14 +146,14 @@ TEST(Deflate, TruncatedAndCorruptStreamsFailCleanly) {
         bad[k] ^= 0x10;
         // Where ours accepts, zlib accepts and agrees (a checksum makes both unlikely).
         if (OursZlib(bad, data.size(), &out) == DecodeError::kOk) {
-          ASSERT_TRUE(ZlibInflate(bad, 15, &expected));
+          ASSERT_TRUE(testing::ZlibInflate(bad, 15, &expected));
           EXPECT_EQ(out, expected);
         }
       }
     }
   }
   const Buffer data = testing::Payload(1, 1000, 0);
-  const Buffer z = Deflate(data, 6, Z_DEFAULT_STRATEGY, 15);
+  const Buffer z = testing::ZlibDeflate(data, 6, Z_DEFAULT_STRATEGY, 15);
   Buffer out;
   EXPECT_EQ(OursZlib(z, 999, &out), DecodeError::kOutputOverrun);
   EXPECT_EQ(OursZlib(z, 1001, &out), DecodeError::kOutputShort);

@@ -59,7 +59,7 @@ ZARRD_HD inline DecodeError DecodeSnappy(const uint8_t* src, uint64_t src_size, 
     if (src_size - ip < offset_bytes) return DecodeError::kTruncated;
     if ((tag & 3) == 1) {
       len = ((tag >> 2) & 7) + 4;
-      offset = uint64_t{tag >> 5} << 8 | src[ip];
+      offset = static_cast<uint64_t>(tag >> 5) << 8 | src[ip];
     } else {
       len = (tag >> 2) + 1;
       for (uint64_t k = 0; k < offset_bytes; ++k) offset |= uint64_t{src[ip + k]} << (8 * k);
