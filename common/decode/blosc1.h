@@ -8,9 +8,10 @@
 // and that many bytes: a copy when it equals the split's size, else blosclz, lz4 (lz4hc), snappy,
 // zlib or zstd data. The block is then byte-unshuffled or bit-unshuffled (shuffle.h).
 //
-// Bounds: ParseBlosc1 checks the header against the input and output sizes and the start table
-// against cbytes; DecodeBlosc1Block checks every split's offset and size against cbytes before
-// reading it. The acceptance rules are c-blosc's (blosc_d), so both accept the same containers.
+// Bounds: ParseBlosc1 checks the header against the input (cbytes must be its size) and output
+// sizes and the start table against cbytes; DecodeBlosc1Block checks every split's offset and size
+// against cbytes before reading it. The acceptance rules are c-blosc's (blosc_d), so both accept
+// the same containers.
 //
 // Parallel split: blocks are independent. A batched kernel parses the header once per chunk and
 // decodes each block with its own warp (Lanes) into scratch, then unshuffles the block into the
@@ -59,6 +60,7 @@ constexpr uint8_t kShuffleFlag = 0x1, kMemcpyedFlag = 0x2, kBitshuffleFlag = 0x4
                   kNoSplitFlag = 0x10;
 constexpr uint32_t kMaxSplits = 16;
 constexpr uint64_t kMinSplitElements = 128;
+constexpr uint64_t kMaxBlocksize = (0x7fffffffu - 255 * 4) / 3;  // c-blosc's BLOSC_MAX_BLOCKSIZE
 
 ZARRD_HD inline uint64_t Le32(const uint8_t* p) {
   return uint64_t{p[0]} | uint64_t{p[1]} << 8 | uint64_t{p[2]} << 16 | uint64_t{p[3]} << 24;
@@ -79,14 +81,15 @@ ZARRD_HD inline DecodeError ParseBlosc1(const uint8_t* src, uint64_t src_size, u
   h->memcpyed = (h->flags & kMemcpyedFlag) != 0;
   h->codec = static_cast<BloscCodec>(h->flags >> 5);
   h->nblocks = 0;
+  // As blosc_cbuffer_validate (which zarrd's CPU path calls): the container is the whole input.
   if (h->cbytes > src_size) return DecodeError::kTruncated;
-  if (h->cbytes < kHeaderSize) return DecodeError::kCorrupt;
+  if (h->cbytes < src_size || h->nbytes > 0x7fffffffu - kHeaderSize) return DecodeError::kCorrupt;
   if (h->nbytes > dst_size) return DecodeError::kOutputOverrun;
   if (h->nbytes < dst_size) return DecodeError::kOutputShort;
   if (h->nbytes == 0) return DecodeError::kOk;  // c-blosc reads nothing else of an empty buffer
   if (src[0] != 2 || (h->flags & kFutureFlag) != 0) return DecodeError::kCorrupt;
   if (h->blocksize == 0 || h->blocksize > h->nbytes || h->typesize == 0 ||
-      h->blocksize > 0x7fffffffu) {
+      h->blocksize > kMaxBlocksize) {
     return DecodeError::kCorrupt;
   }
   h->nblocks = (h->nbytes + h->blocksize - 1) / h->blocksize;

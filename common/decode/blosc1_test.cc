@@ -181,6 +181,9 @@ TEST(Blosc1, TruncatedAndCorruptContainersFailCleanly) {
   bad = c;
   bad[12] += 1;  // cbytes past the input
   EXPECT_EQ(Ours(bad, 4096, &out), DecodeError::kTruncated);
+  bad = c;
+  bad.push_back(0);  // a byte after the container, which libblosc's validation refuses too
+  EXPECT_EQ(Ours(bad, 4096, &out), DecodeError::kCorrupt);
 }
 
 }  // namespace

@@ -38,7 +38,14 @@ ZARRD_HD inline void LaneMatch(const Lanes& lanes, uint8_t* out, uint64_t pos, u
     for (uint64_t i = lanes.lane(); i < len; i += lanes.count()) to[i] = from[i];
     return;
   }
-  for (uint64_t i = lanes.lane(); i < len; i += lanes.count()) to[i] = from[i % distance];
+  // i % distance, kept up to date without a division per byte (step < distance).
+  const uint64_t step = lanes.count() % distance;
+  uint64_t m = lanes.lane() % distance;
+  for (uint64_t i = lanes.lane(); i < len; i += lanes.count()) {
+    to[i] = from[m];
+    m += step;
+    if (m >= distance) m -= distance;
+  }
 }
 
 }  // namespace zarrd::decode

@@ -32,13 +32,8 @@ ZARRD_HD inline bool BitshuffleApplies(uint64_t size, uint32_t typesize) {
   return size >= typesize && (size / typesize) % 8 == 0;
 }
 
-// Output byte `k` of a bit-shuffled block; only when BitshuffleApplies.
-ZARRD_HD inline uint8_t BitunshuffleByte(const uint8_t* in, uint64_t size, uint32_t typesize,
-                                         uint64_t k) {
-  const uint64_t n = size / typesize;
-  if (k >= n * typesize) return in[k];
-  const uint64_t i = k / typesize, j = k % typesize;
-  const uint64_t row_bytes = n / 8;
+// Byte j of element i from the eight bit rows (of row_bytes each) that hold byte j's bits.
+ZARRD_HD inline uint8_t GatherBits(const uint8_t* in, uint64_t row_bytes, uint64_t i, uint64_t j) {
   const uint8_t* rows = in + j * 8 * row_bytes + i / 8;
   const uint32_t shift = i % 8;
   uint8_t v = 0;
@@ -46,20 +41,51 @@ ZARRD_HD inline uint8_t BitunshuffleByte(const uint8_t* in, uint64_t size, uint3
   return v;
 }
 
+// Output byte `k` of a bit-shuffled block; only when BitshuffleApplies.
+ZARRD_HD inline uint8_t BitunshuffleByte(const uint8_t* in, uint64_t size, uint32_t typesize,
+                                         uint64_t k) {
+  const uint64_t n = size / typesize;
+  if (k >= n * typesize) return in[k];
+  return GatherBits(in, n / 8, k / typesize, k % typesize);
+}
+
+// Element i and byte j of the output bytes k = lane, lane + count, ..., stepped without a
+// division per byte.
+struct ElementCursor {
+  uint64_t k, i, j, di, dj;
+  uint32_t typesize;
+  ZARRD_HD ElementCursor(uint64_t first, uint64_t stride, uint32_t ts)
+      : k(first), i(first / ts), j(first % ts), di(stride / ts), dj(stride % ts), typesize(ts) {}
+  ZARRD_HD void Advance(uint64_t stride) {
+    k += stride;
+    i += di;
+    j += dj;
+    if (j >= typesize) {
+      j -= typesize;
+      ++i;
+    }
+  }
+};
+
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline void Unshuffle(const uint8_t* in, uint64_t size, uint32_t typesize, uint8_t* out,
                                const Lanes& lanes = Lanes()) {
-  for (uint64_t k = lanes.lane(); k < size; k += lanes.count()) {
-    out[k] = UnshuffleByte(in, size, typesize, k);
+  const uint64_t n = size / typesize, stride = lanes.count();
+  for (ElementCursor c(lanes.lane(), stride, typesize); c.k < size; c.Advance(stride)) {
+    out[c.k] = c.i < n ? in[c.j * n + c.i] : in[c.k];
   }
 }
 
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline void Bitunshuffle(const uint8_t* in, uint64_t size, uint32_t typesize, uint8_t* out,
                                   const Lanes& lanes = Lanes()) {
-  const bool applies = BitshuffleApplies(size, typesize);
-  for (uint64_t k = lanes.lane(); k < size; k += lanes.count()) {
-    out[k] = applies ? BitunshuffleByte(in, size, typesize, k) : in[k];
+  if (!BitshuffleApplies(size, typesize)) {
+    LaneCopy(lanes, out, in, size);
+    return;
+  }
+  const uint64_t n = size / typesize, row_bytes = n / 8, stride = lanes.count();
+  for (ElementCursor c(lanes.lane(), stride, typesize); c.k < size; c.Advance(stride)) {
+    out[c.k] = c.i < n ? GatherBits(in, row_bytes, c.i, c.j) : in[c.k];
   }
 }
 

@@ -81,6 +81,10 @@ TEST(Shuffle, LanesTogetherWriteEveryByte) {
   }
   EXPECT_EQ(out_bits, data);
   EXPECT_EQ(out_bytes, data);
+  for (size_t k = 0; k < data.size(); ++k) {
+    ASSERT_EQ(BitunshuffleByte(bits.data(), bits.size(), 4, k), data[k]) << k;
+    ASSERT_EQ(UnshuffleByte(bytes.data(), bytes.size(), 4, k), data[k]) << k;
+  }
 }
 
 }  // namespace

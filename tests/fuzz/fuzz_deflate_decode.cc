@@ -80,7 +80,7 @@ void Differential(const uint8_t* data, size_t size) {
 void Garbage(const uint8_t* data, size_t size) {
   if (size < 1) return;
   const bool gzip = data[0] & 1;
-  constexpr size_t kCap = 1 << 20;
+  constexpr size_t kCap = 1 << 18;
   std::vector<uint8_t> out(kCap);
   uint64_t written = 0;
   const DecodeError e = Ours(gzip, data + 1, size - 1, &out, &written);
