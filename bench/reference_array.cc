@@ -52,6 +52,14 @@ ArrayMetadata ReferenceMetadata(const ReferenceOptions& o) {
 
 }  // namespace
 
+float ReferenceValue(int64_t row, int64_t col, int64_t extent) {
+  const double y = static_cast<double>(row), x = static_cast<double>(col);
+  const double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) +
+                   20.0 * std::sin((x + y) / 90.0) +
+                   Noise(static_cast<uint64_t>(row) * extent + col);
+  return static_cast<float>(std::round(v * 100.0) / 100.0);
+}
+
 Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store,
                                                     const std::string& path,
                                                     const ReferenceOptions& options,
@@ -69,13 +77,7 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store
   const int64_t n = options.extent;
   std::vector<float> values(static_cast<size_t>(n * n));
   ZARRD_RETURN_IF_ERROR(pool.ParallelFor(static_cast<size_t>(n), [&](size_t row) {
-    const double y = static_cast<double>(row);
-    for (int64_t col = 0; col < n; ++col) {
-      const double x = static_cast<double>(col);
-      double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) +
-                 20.0 * std::sin((x + y) / 90.0) + Noise(static_cast<uint64_t>(row) * n + col);
-      values[row * n + col] = static_cast<float>(std::round(v * 100.0) / 100.0);
-    }
+    for (int64_t col = 0; col < n; ++col) values[row * n + col] = ReferenceValue(row, col, n);
     return OkStatus();
   }));
   ZARRD_ASSIGN_OR_RETURN(auto array, Array::Create(store, path, want, /*overwrite=*/true));

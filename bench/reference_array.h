@@ -22,6 +22,9 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store
                                                     const ReferenceOptions& options,
                                                     ThreadPool& pool);
 
+// The reference array's value at (row, col): a smooth field plus noise, rounded to 0.01.
+float ReferenceValue(int64_t row, int64_t col, int64_t extent);
+
 double NowSeconds();
 
 // The shortest of `repeat` runs of `f`, in seconds; exits the benchmark with the error when a

@@ -1,0 +1,239 @@
+// decode_kernels_blosc: the blosc and deflate decoding kernels alone, on chunks already in GPU
+// memory, beside the reference libraries on the host's cores in the same run.
+//
+//   decode_kernels_blosc [--chunks N] [--repeat R]
+//
+// The chunks are the first N (default 256) 512 x 512 float32 chunks (1 MiB each) of the
+// reference array's values (bench/reference_array.h), encoded two ways:
+//   R4-like: blosc lz4 clevel 5 with byte shuffle, typesize 4 (libblosc, its default blocks)
+//   R5-like: gzip level 5 (zlib)
+// For each it prints the GB/s of output of: the batched kernel (one launch for all N chunks,
+// best of R, events around the launch only), libblosc/zlib on one core, and on every core (one
+// thread per core taking chunks in turn). The kernel's output is checked against the input.
+#include <blosc.h>
+#include <cuda_runtime.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/reference_array.h"
+#include "common/cuda/blosc_kernel.h"
+#include "common/cuda/deflate_kernel.h"
+
+namespace {
+
+using zarrd::decode::DecodeError;
+using zarrd::decode::DecodeTask;
+using Buffer = std::vector<uint8_t>;
+
+constexpr int64_t kExtent = 16384, kChunk = 512;
+constexpr size_t kChunkBytes = kChunk * kChunk * 4;
+
+void Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+Buffer ChunkValues(int index) {
+  const int64_t per_row = kExtent / kChunk;
+  const int64_t r0 = index / per_row * kChunk, c0 = index % per_row * kChunk;
+  std::vector<float> v(kChunk * kChunk);
+  for (int64_t r = 0; r < kChunk; ++r) {
+    for (int64_t c = 0; c < kChunk; ++c) {
+      v[r * kChunk + c] = zarrd::bench::ReferenceValue(r0 + r, c0 + c, kExtent);
+    }
+  }
+  Buffer out(kChunkBytes);
+  std::memcpy(out.data(), v.data(), kChunkBytes);
+  return out;
+}
+
+Buffer Blosc(const Buffer& in) {
+  Buffer out(in.size() + BLOSC_MAX_OVERHEAD);
+  const int n = blosc_compress_ctx(5, BLOSC_SHUFFLE, 4, in.size(), in.data(), out.data(),
+                                   out.size(), "lz4", 0, 1);
+  if (n <= 0) std::exit(1);
+  out.resize(n);
+  return out;
+}
+
+Buffer Gzip(const Buffer& in) {
+  z_stream z{};
+  deflateInit2(&z, 5, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+  Buffer out(deflateBound(&z, in.size()) + 32);
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = in.size();
+  z.next_out = out.data();
+  z.avail_out = out.size();
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::exit(1);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+bool LibBlosc(const Buffer& in, uint8_t* out) {
+  return blosc_decompress_ctx(in.data(), out, kChunkBytes, 1) == static_cast<int>(kChunkBytes);
+}
+
+bool LibGunzip(const Buffer& in, uint8_t* out) {
+  z_stream z{};
+  inflateInit2(&z, 31);
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = in.size();
+  z.next_out = out;
+  z.avail_out = kChunkBytes;
+  const int rc = inflate(&z, Z_FINISH);
+  inflateEnd(&z);
+  return rc == Z_STREAM_END && z.avail_out == 0;
+}
+
+// Seconds for `threads` threads to decode every chunk with `decode` (best of `repeat`).
+double CpuSeconds(const std::vector<Buffer>& chunks, int threads, int repeat,
+                  const std::function<bool(const Buffer&, uint8_t*)>& decode) {
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    const double t0 = zarrd::bench::NowSeconds();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        Buffer out(kChunkBytes);
+        for (size_t i; (i = next++) < chunks.size();) {
+          if (!decode(chunks[i], out.data())) failed = true;
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    if (failed) {
+      std::fprintf(stderr, "the library failed to decode a chunk\n");
+      std::exit(1);
+    }
+    best = std::min(best, zarrd::bench::NowSeconds() - t0);
+  }
+  return best;
+}
+
+// Seconds of the fastest of `repeat` launches of `launch` over the chunks (already uploaded),
+// after checking one run's output against `values`.
+double GpuSeconds(const std::vector<Buffer>& chunks, const std::vector<Buffer>& values, int repeat,
+                  const std::function<void(DecodeTask*, uint32_t)>& launch) {
+  size_t in_total = 0;
+  for (const auto& c : chunks) in_total += (c.size() + 15) / 16 * 16;
+  uint8_t *d_in = nullptr, *d_out = nullptr;
+  DecodeTask* d_tasks = nullptr;
+  Check(cudaMalloc(&d_in, in_total), "cudaMalloc");
+  Check(cudaMalloc(&d_out, chunks.size() * kChunkBytes), "cudaMalloc");
+  Check(cudaMalloc(&d_tasks, chunks.size() * sizeof(DecodeTask)), "cudaMalloc");
+  std::vector<DecodeTask> tasks(chunks.size());
+  size_t at = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    Check(cudaMemcpy(d_in + at, chunks[i].data(), chunks[i].size(), cudaMemcpyHostToDevice),
+          "upload");
+    tasks[i].src = d_in + at;
+    tasks[i].src_size = chunks[i].size();
+    tasks[i].dst = d_out + i * kChunkBytes;
+    tasks[i].dst_size = kChunkBytes;
+    at += (chunks[i].size() + 15) / 16 * 16;
+  }
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  float best_ms = 1e30f;
+  for (int r = 0; r <= repeat; ++r) {  // run 0 warms up and is checked
+    Check(cudaMemcpy(d_tasks, tasks.data(), tasks.size() * sizeof(DecodeTask),
+                     cudaMemcpyHostToDevice),
+          "tasks");
+    cudaEventRecord(start);
+    launch(d_tasks, static_cast<uint32_t>(tasks.size()));
+    cudaEventRecord(stop);
+    Check(cudaEventSynchronize(stop), "kernel");
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (r > 0) best_ms = std::min(best_ms, ms);
+    if (r == 0) {
+      std::vector<DecodeTask> done(tasks.size());
+      Check(cudaMemcpy(done.data(), d_tasks, done.size() * sizeof(DecodeTask),
+                       cudaMemcpyDeviceToHost),
+            "tasks back");
+      Buffer out(kChunkBytes);
+      for (size_t i = 0; i < done.size(); ++i) {
+        Check(cudaMemcpy(out.data(), tasks[i].dst, kChunkBytes, cudaMemcpyDeviceToHost), "out");
+        if (done[i].error != DecodeError::kOk || out != values[i]) {
+          std::fprintf(stderr, "chunk %zu decoded wrong on the GPU: %s\n", i,
+                       zarrd::decode::DecodeErrorName(done[i].error));
+          std::exit(1);
+        }
+      }
+    }
+  }
+  cudaFree(d_in);
+  cudaFree(d_out);
+  cudaFree(d_tasks);
+  return best_ms / 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = 256, repeat = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--chunks") count = std::atoi(argv[i + 1]);
+    if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
+  }
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<Buffer> values, blosc, gzip;
+  size_t blosc_bytes = 0, gzip_bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    values.push_back(ChunkValues(i));
+    blosc.push_back(Blosc(values.back()));
+    gzip.push_back(Gzip(values.back()));
+    blosc_bytes += blosc.back().size();
+    gzip_bytes += gzip.back().size();
+  }
+  const double gb = static_cast<double>(count) * kChunkBytes / 1e9;
+  std::printf("%d chunks of 1 MiB (float32 512 x 512); %d host cores\n", count, cores);
+  std::printf("%-34s %10s %12s %12s %12s\n", "encoding", "ratio", "GPU kernel", "1 core",
+              "all cores");
+
+  std::vector<uint64_t> offsets;
+  std::vector<DecodeTask> shape(count);
+  for (auto& t : shape) t.dst_size = kChunkBytes;
+  const uint64_t scratch_bytes = zarrd::cuda::BloscScratchLayout(shape, &offsets);
+  uint8_t* d_scratch = nullptr;
+  uint64_t* d_offsets = nullptr;
+  Check(cudaMalloc(&d_scratch, scratch_bytes), "cudaMalloc");
+  Check(cudaMalloc(&d_offsets, offsets.size() * 8), "cudaMalloc");
+  Check(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice), "up");
+  const double blosc_gpu = GpuSeconds(blosc, values, repeat, [&](DecodeTask* t, uint32_t n) {
+    const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr);
+    if (!s.ok()) std::exit(1);
+  });
+  const double blosc_one = CpuSeconds(blosc, 1, repeat, LibBlosc);
+  const double blosc_all = CpuSeconds(blosc, cores, repeat, LibBlosc);
+  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R4-like blosc lz4 5 + shuffle",
+              gb * 1e9 / blosc_bytes, gb / blosc_gpu, gb / blosc_one, gb / blosc_all);
+
+  const double gzip_gpu = GpuSeconds(gzip, values, repeat, [](DecodeTask* t, uint32_t n) {
+    const auto s =
+        zarrd::cuda::LaunchDeflateDecode(t, n, zarrd::cuda::DeflateWrapper::kGzip, nullptr);
+    if (!s.ok()) std::exit(1);
+  });
+  const double gzip_one = CpuSeconds(gzip, 1, repeat, LibGunzip);
+  const double gzip_all = CpuSeconds(gzip, cores, repeat, LibGunzip);
+  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R5-like gzip 5",
+              gb * 1e9 / gzip_bytes, gb / gzip_gpu, gb / gzip_one, gb / gzip_all);
+  cudaFree(d_scratch);
+  cudaFree(d_offsets);
+  return 0;
+}

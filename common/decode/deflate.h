@@ -1,0 +1,351 @@
+// Inflate (RFC 1951: stored, fixed and dynamic Huffman blocks) and its zlib (RFC 1950, Adler-32
+// checked) and gzip (RFC 1952, CRC-32 and length checked, several members) wrappers.
+//
+// Tables: each Huffman code gets a 10-bit lookup table (one probe for codes of up to 10 bits)
+// and canonical count/symbol arrays for the rare longer codes; codes are validated as zlib does
+// (over-subscribed codes and incomplete ones other than a single 1-bit code are corrupt). The
+// tables live in an InflateWorkspace (about 5 KiB), on the stack or in device memory.
+//
+// Bounds: the bit reader pads past the input's end with zeros and counts the bits it handed out,
+// so a stream that needs more bits than the input holds is reported truncated; every literal,
+// copy and stored block is checked against the output left before it is written, and every
+// distance against the bytes already written.
+//
+// Parallel split: none inside a stream (deflate is sequential); a batched kernel runs one stream
+// per thread.
+#pragma once
+
+#include <cstdint>
+
+#include "common/decode/checksums.h"
+#include "common/decode/host_device.h"
+
+namespace zarrd::decode {
+
+namespace inflate {
+constexpr uint32_t kFastBits = 10;
+constexpr uint32_t kMaxBits = 15;
+
+struct Huffman {
+  uint16_t fast[1u << kFastBits];  // (length << 9) | symbol; 0 when the code is longer
+  uint16_t count[kMaxBits + 1];
+  uint16_t symbol[288];
+};
+
+struct BitReader {
+  const uint8_t* src;
+  uint64_t size;
+  uint64_t pos = 0;   // next byte to load
+  uint64_t buf = 0;   // loaded bits, the next one lowest
+  uint32_t bits = 0;  // bits in buf
+  uint64_t used = 0;  // bits handed out
+
+  ZARRD_HD BitReader(const uint8_t* s, uint64_t n) : src(s), size(n) {}
+  ZARRD_HD void Refill() {
+    while (bits <= 56) {
+      if (pos < size) buf |= uint64_t{src[pos]} << bits;
+      ++pos;
+      bits += 8;
+    }
+  }
+  ZARRD_HD uint32_t Peek() {
+    Refill();
+    return static_cast<uint32_t>(buf);
+  }
+  ZARRD_HD void Drop(uint32_t n) {
+    buf >>= n;
+    bits -= n;
+    used += n;
+  }
+  ZARRD_HD uint32_t Get(uint32_t n) {
+    const uint32_t v = Peek() & ((1u << n) - 1);
+    Drop(n);
+    return v;
+  }
+  ZARRD_HD bool Overrun() const { return used > size * 8; }
+  // Drops the bits up to the next byte boundary and reads from there by bytes.
+  ZARRD_HD uint64_t AlignToByte() {
+    used = (used + 7) / 8 * 8;
+    pos = used / 8;
+    buf = 0;
+    bits = 0;
+    return pos;
+  }
+  ZARRD_HD void SkipBytes(uint64_t n) {
+    used += n * 8;
+    pos = used / 8;
+  }
+};
+
+// Builds `h` from the code lengths of `n` symbols; false for a code zlib rejects.
+ZARRD_HD inline bool Build(Huffman* h, const uint8_t* lengths, uint32_t n, bool lengths_code) {
+  for (uint32_t l = 0; l <= kMaxBits; ++l) h->count[l] = 0;
+  for (uint32_t s = 0; s < n; ++s) h->count[lengths[s]]++;
+  for (uint32_t i = 0; i < (1u << kFastBits); ++i) h->fast[i] = 0;
+  uint32_t max = 0;
+  for (uint32_t l = 1; l <= kMaxBits; ++l) {
+    if (h->count[l] != 0) max = l;
+  }
+  h->count[0] = 0;
+  if (max == 0) return true;  // no symbols: any use of the code is corrupt
+  int32_t left = 1;
+  for (uint32_t l = 1; l <= kMaxBits; ++l) {
+    left = left * 2 - h->count[l];
+    if (left < 0) return false;
+  }
+  if (left > 0 && (lengths_code || max != 1)) return false;
+  uint16_t offs[kMaxBits + 2];
+  offs[1] = 0;
+  for (uint32_t l = 1; l <= kMaxBits; ++l) offs[l + 1] = offs[l] + h->count[l];
+  for (uint32_t s = 0; s < n; ++s) {
+    if (lengths[s] != 0) h->symbol[offs[lengths[s]]++] = static_cast<uint16_t>(s);
+  }
+  uint32_t code = 0, index = 0;
+  for (uint32_t l = 1; l <= kFastBits; ++l) {
+    for (uint32_t k = 0; k < h->count[l]; ++k, ++code, ++index) {
+      uint32_t rev = 0;
+      for (uint32_t b = 0; b < l; ++b) rev |= ((code >> b) & 1u) << (l - 1 - b);
+      const uint16_t entry = static_cast<uint16_t>(l << 9 | h->symbol[index]);
+      for (uint32_t f = rev; f < (1u << kFastBits); f += 1u << l) h->fast[f] = entry;
+    }
+    code <<= 1;
+  }
+  return true;
+}
+
+// The next symbol of `h`, or -1 for a bit pattern that is no code.
+ZARRD_HD inline int32_t Decode(const Huffman& h, BitReader* br) {
+  const uint32_t bits = br->Peek();
+  const uint16_t e = h.fast[bits & ((1u << kFastBits) - 1)];
+  if (e != 0) {
+    br->Drop(e >> 9);
+    return e & 511;
+  }
+  int32_t code = 0, first = 0, index = 0;
+  for (uint32_t l = 1; l <= kMaxBits; ++l) {
+    code |= (bits >> (l - 1)) & 1;
+    const int32_t count = h.count[l];
+    if (code - count < first) {
+      br->Drop(l);
+      return h.symbol[index + (code - first)];
+    }
+    index += count;
+    first = (first + count) << 1;
+    code <<= 1;
+  }
+  return -1;
+}
+}  // namespace inflate
+
+struct InflateWorkspace {
+  inflate::Huffman lit;
+  inflate::Huffman dist;
+  uint8_t lengths[288 + 32];
+};
+
+namespace inflate {
+ZARRD_HD inline bool BuildFixed(InflateWorkspace* ws) {
+  uint8_t* l = ws->lengths;
+  for (uint32_t s = 0; s < 288; ++s) l[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+  for (uint32_t s = 0; s < 32; ++s) l[288 + s] = 5;
+  return Build(&ws->lit, l, 288, false) && Build(&ws->dist, l + 288, 32, false);
+}
+
+ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
+  constexpr uint8_t kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  const uint32_t nlen = br->Get(5) + 257, ndist = br->Get(5) + 1, ncode = br->Get(4) + 4;
+  if (nlen > 286 || ndist > 30) return DecodeError::kCorrupt;
+  uint8_t* l = ws->lengths;
+  for (uint32_t i = 0; i < 19; ++i) l[kOrder[i]] = i < ncode ? br->Get(3) : 0;
+  if (br->Overrun()) return DecodeError::kTruncated;
+  if (!Build(&ws->lit, l, 19, true)) return DecodeError::kCorrupt;
+  for (uint32_t i = 0; i < nlen + ndist;) {
+    const int32_t sym = Decode(ws->lit, br);
+    if (br->Overrun()) return DecodeError::kTruncated;
+    if (sym < 0) return DecodeError::kCorrupt;
+    if (sym < 16) {
+      l[i++] = static_cast<uint8_t>(sym);
+      continue;
+    }
+    uint8_t value = 0;
+    uint32_t repeat;
+    if (sym == 16) {
+      if (i == 0) return DecodeError::kCorrupt;
+      value = l[i - 1];
+      repeat = 3 + br->Get(2);
+    } else if (sym == 17) {
+      repeat = 3 + br->Get(3);
+    } else {
+      repeat = 11 + br->Get(7);
+    }
+    if (br->Overrun()) return DecodeError::kTruncated;
+    if (repeat > nlen + ndist - i) return DecodeError::kCorrupt;
+    while (repeat-- > 0) l[i++] = value;
+  }
+  if (l[256] == 0) return DecodeError::kCorrupt;  // no end-of-block code
+  if (!Build(&ws->lit, l, nlen, false) || !Build(&ws->dist, l + nlen, ndist, false)) {
+    return DecodeError::kCorrupt;
+  }
+  return DecodeError::kOk;
+}
+
+ZARRD_HD inline DecodeError Codes(InflateWorkspace* ws, BitReader* br, uint8_t* dst,
+                                  uint64_t dst_size, uint64_t* op) {
+  for (;;) {
+    const int32_t sym = Decode(ws->lit, br);
+    if (br->Overrun()) return DecodeError::kTruncated;
+    if (sym < 0) return DecodeError::kCorrupt;
+    if (sym < 256) {
+      if (*op >= dst_size) return DecodeError::kOutputOverrun;
+      dst[(*op)++] = static_cast<uint8_t>(sym);
+      continue;
+    }
+    if (sym == 256) return DecodeError::kOk;
+    if (sym > 285) return DecodeError::kCorrupt;
+    uint64_t len;
+    if (sym < 265) {
+      len = sym - 254;
+    } else if (sym < 285) {
+      const uint32_t extra = (sym - 261) / 4;
+      len = ((4u + (sym - 265) % 4) << extra) + 3 + br->Get(extra);
+    } else {
+      len = 258;
+    }
+    const int32_t d = Decode(ws->dist, br);
+    if (br->Overrun()) return DecodeError::kTruncated;
+    if (d < 0 || d > 29) return DecodeError::kCorrupt;
+    uint64_t distance = d + 1;
+    if (d >= 4) {
+      const uint32_t extra = d / 2 - 1;
+      distance = ((2u + d % 2) << extra) + 1 + br->Get(extra);
+    }
+    if (br->Overrun()) return DecodeError::kTruncated;
+    if (distance > *op) return DecodeError::kCorrupt;
+    if (len > dst_size - *op) return DecodeError::kOutputOverrun;
+    for (uint64_t i = 0; i < len; ++i, ++*op) dst[*op] = dst[*op - distance];
+  }
+}
+}  // namespace inflate
+
+// Inflates the raw deflate stream at `src` into `dst`, stopping after its final block. `*consumed`
+// is the input bytes the stream took (rounded up to a byte), `*written` the bytes written.
+ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                    uint64_t dst_size, uint64_t* consumed, uint64_t* written,
+                                    InflateWorkspace* ws) {
+  using namespace inflate;
+  BitReader br(src, src_size);
+  uint64_t op = 0;
+  *consumed = 0;
+  *written = 0;
+  for (bool last = false; !last;) {
+    last = br.Get(1) != 0;
+    const uint32_t type = br.Get(2);
+    if (br.Overrun()) return DecodeError::kTruncated;
+    DecodeError e = DecodeError::kOk;
+    if (type == 0) {
+      const uint64_t at = br.AlignToByte();
+      if (at > src_size || src_size - at < 4) return DecodeError::kTruncated;
+      const uint32_t len = src[at] | src[at + 1] << 8;
+      const uint32_t nlen = src[at + 2] | src[at + 3] << 8;
+      if ((len ^ 0xffffu) != nlen) return DecodeError::kCorrupt;
+      if (len > src_size - at - 4) return DecodeError::kTruncated;
+      if (len > dst_size - op) return DecodeError::kOutputOverrun;
+      for (uint32_t i = 0; i < len; ++i) dst[op + i] = src[at + 4 + i];
+      op += len;
+      br.SkipBytes(4 + len);
+    } else if (type == 1) {
+      if (!BuildFixed(ws)) return DecodeError::kCorrupt;
+      e = Codes(ws, &br, dst, dst_size, &op);
+    } else if (type == 2) {
+      e = BuildDynamic(ws, &br);
+      if (e == DecodeError::kOk) e = Codes(ws, &br, dst, dst_size, &op);
+    } else {
+      return DecodeError::kCorrupt;
+    }
+    *written = op;
+    if (e != DecodeError::kOk) return e;
+  }
+  *consumed = (br.used + 7) / 8;
+  return DecodeError::kOk;
+}
+
+// A zlib stream (no preset dictionary) filling exactly `dst_size` bytes.
+ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws) {
+  *written = 0;
+  if (src_size < 2) return DecodeError::kTruncated;
+  const uint32_t cmf = src[0], flg = src[1];
+  if ((cmf & 15) != 8 || (cmf >> 4) > 7 || (cmf << 8 | flg) % 31 != 0) {
+    return DecodeError::kCorrupt;
+  }
+  if (flg & 0x20) return DecodeError::kUnsupported;  // a preset dictionary
+  uint64_t consumed = 0;
+  DecodeError e = Inflate(src + 2, src_size - 2, dst, dst_size, &consumed, written, ws);
+  if (e != DecodeError::kOk) return e;
+  const uint64_t at = 2 + consumed;
+  if (src_size - at < 4) return DecodeError::kTruncated;
+  if (src_size - at > 4) return DecodeError::kCorrupt;  // bytes after the stream
+  const uint32_t want = uint32_t{src[at]} << 24 | uint32_t{src[at + 1]} << 16 |
+                        uint32_t{src[at + 2]} << 8 | src[at + 3];
+  if (Adler32(dst, *written) != want) return DecodeError::kChecksum;
+  return *written == dst_size ? DecodeError::kOk : DecodeError::kOutputShort;
+}
+
+// A zlib stream with its workspace on the stack.
+ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                       uint64_t dst_size, uint64_t* written) {
+  InflateWorkspace ws;
+  return DecodeZlib(src, src_size, dst, dst_size, written, &ws);
+}
+
+// One or more gzip members whose outputs, concatenated, fill exactly `dst_size` bytes.
+ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws) {
+  *written = 0;
+  uint64_t at = 0;
+  do {
+    if (src_size - at < 10) return DecodeError::kTruncated;
+    const uint8_t* m = src + at;
+    if (m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || (m[3] & 0xe0) != 0) {
+      return DecodeError::kCorrupt;
+    }
+    const uint8_t flags = m[3];
+    at += 10;
+    if (flags & 0x04) {  // FEXTRA
+      if (src_size - at < 2) return DecodeError::kTruncated;
+      const uint64_t xlen = src[at] | src[at + 1] << 8;
+      if (src_size - at - 2 < xlen) return DecodeError::kTruncated;
+      at += 2 + xlen;
+    }
+    for (uint8_t field = 0x08; field <= 0x10; field <<= 1) {  // FNAME, FCOMMENT
+      if (!(flags & field)) continue;
+      while (at < src_size && src[at] != 0) ++at;
+      if (at == src_size) return DecodeError::kTruncated;
+      ++at;
+    }
+    if (flags & 0x02) {  // FHCRC: the low half of the header's CRC-32
+      if (src_size - at < 2) return DecodeError::kTruncated;
+      const uint32_t want = src[at] | src[at + 1] << 8;
+      if ((Crc32(m, src + at - m) & 0xffff) != want) return DecodeError::kChecksum;
+      at += 2;
+    }
+    uint64_t consumed = 0, out = 0;
+    DecodeError e =
+        Inflate(src + at, src_size - at, dst + *written, dst_size - *written, &consumed, &out, ws);
+    const uint8_t* member_out = dst + *written;
+    *written += out;
+    if (e != DecodeError::kOk) return e;
+    at += consumed;
+    if (src_size - at < 8) return DecodeError::kTruncated;
+    const uint8_t* t = src + at;
+    const uint32_t crc = t[0] | t[1] << 8 | t[2] << 16 | uint32_t{t[3]} << 24;
+    const uint32_t isize = t[4] | t[5] << 8 | t[6] << 16 | uint32_t{t[7]} << 24;
+    if (Crc32(member_out, out) != crc || static_cast<uint32_t>(out) != isize) {
+      return DecodeError::kChecksum;
+    }
+    at += 8;
+  } while (at < src_size);
+  return *written == dst_size ? DecodeError::kOk : DecodeError::kOutputShort;
+}
+
+}  // namespace zarrd::decode
