@@ -321,6 +321,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
             ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
           }
           if (attrs.is_object()) g.attributes = attrs;
+          ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), g.format));
           ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
           FillGroupInfo(req->store(), req->path(), g, resp);
           return OkStatus();
@@ -333,6 +334,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
         ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
         Forget(req->store(), req->path());
+        ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
         FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
