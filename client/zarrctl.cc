@@ -89,6 +89,10 @@ std::string Typestr(const std::string& v3_name) {
   return dtype.ok() ? zarrd::V2Typestr(*dtype, zarrd::Endian::kLittle) : "|u1";
 }
 
+std::string Typestr(const zarrd::client::NodeInfo& node) {
+  return node.numpy_dtype.empty() ? Typestr(node.data_type) : node.numpy_dtype;
+}
+
 json BuildMetadata(const Args& a) {
   const auto shape = ParseList(a.get("--shape"));
   const auto chunks = a.has("--chunks") ? ParseList(a.get("--chunks")) : shape;
@@ -343,7 +347,7 @@ int Run(int argc, char** argv) {
     if (!s.ok()) return Fail(s);
     const std::string out = a.get("-o");
     if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), resolved->result_shape, buf.data(),
+      s = zarrd::client::WriteNpy(out, Typestr(*node), resolved->result_shape, buf.data(),
                                   buf.size());
     } else {
       std::ofstream f(out, std::ios::binary);
@@ -359,9 +363,9 @@ int Run(int argc, char** argv) {
   if (!a.has("-i")) return Usage("put needs -i FILE.npy");
   auto npy = zarrd::client::ReadNpy(a.get("-i"));
   if (!npy.ok()) return Fail(npy.status());
-  if (npy->descr != Typestr(node->data_type)) {
+  if (npy->descr != Typestr(*node)) {
     return Fail(zarrd::InvalidArgument(a.get("-i") + " holds " + npy->descr + ", the array is " +
-                                       node->data_type + " (" + Typestr(node->data_type) + ")"));
+                                       node->data_type + " (" + Typestr(*node) + ")"));
   }
   Status s = c.Set(store, path, *selection, npy->data.data(), npy->data.size());
   if (!s.ok()) return Fail(s);

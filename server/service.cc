@@ -20,6 +20,7 @@ grpc::Status ToGrpc(const Status& status) {
 
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
   out->set_data_type(std::string(V3Name(m.dtype)));
+  out->set_numpy_dtype(m.result_typestr());
   for (int64_t s : sel.result_shape) out->add_shape(s);
   out->set_nbytes(static_cast<uint64_t>(sel.num_elements()) * ItemSize(m.dtype));
 }
@@ -46,6 +47,7 @@ void FillArrayInfo(const std::string& store, const std::string& path, const Arra
   info->set_metadata_json(m.format == ZarrFormat::kV3 ? ToV3Json(m).dump() : ToV2Json(m).dump());
   info->set_attributes_json(m.attributes.dump());
   info->set_data_type(std::string(V3Name(m.dtype)));
+  info->set_numpy_dtype(m.result_typestr());
   for (int64_t s : m.shape) info->add_shape(s);
   for (int64_t c : m.chunk_shape) info->add_chunks(c);
 }
