@@ -85,7 +85,8 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
             chunks = [int(s) for s in shards]
         else:
             codecs = inner
-    meta = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": v3_data_type(dtype),
+    meta = {"zarr_format": 3, "node_type": "array", "shape": shape,
+            "data_type": v3_data_type(dtype),
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
             "fill_value": json_fill_value(fill_value, dtype), "codecs": codecs,
