@@ -52,6 +52,7 @@ NodeInfo ToNodeInfo(const pb::NodeInfo& p) {
   n.is_array = p.kind() == pb::NODE_KIND_ARRAY;
   n.zarr_format = p.zarr_format();
   n.data_type = p.data_type();
+  n.numpy_dtype = p.numpy_dtype();
   n.shape.assign(p.shape().begin(), p.shape().end());
   n.chunks.assign(p.chunks().begin(), p.chunks().end());
   n.metadata = json::parse(p.metadata_json(), nullptr, false);

@@ -25,7 +25,8 @@ struct NodeInfo {
   std::string store, path;
   bool is_array = false;
   int zarr_format = 3;
-  std::string data_type;  // v3 name
+  std::string data_type;    // v3 name
+  std::string numpy_dtype;  // little-endian numpy typestr ("<M8[ns]"); empty from older servers
   std::vector<int64_t> shape, chunks;
   nlohmann::json metadata, attributes;
   size_t item_size() const;

@@ -78,7 +78,7 @@ Result<NpyFile> ReadNpy(const std::string& path) {
   npy.data.assign(raw.begin() + offset + len, raw.end());
   if (dt.endian == Endian::kBig)
     ByteSwap(npy.data.data(), count * (es / SwapUnit(dt.dtype)), SwapUnit(dt.dtype));
-  npy.descr = V2Typestr(dt.dtype, Endian::kLittle);
+  npy.descr = V2Typestr(dt.dtype, Endian::kLittle, dt.time_unit);
   if (npy.fortran_order && npy.shape.size() > 1) {
     std::vector<uint8_t> c(npy.data.size());
     std::vector<int64_t> rev(npy.shape.rbegin(), npy.shape.rend());

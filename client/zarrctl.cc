@@ -102,6 +102,11 @@ std::string Typestr(const std::string& v3_name) {
   return dtype.ok() ? zarrd::V2Typestr(*dtype, zarrd::Endian::kLittle) : "|u1";
 }
 
+// The numpy typestr of an array's results (with a datetime's unit, which data_type lacks).
+std::string Typestr(const zarrd::client::NodeInfo& node) {
+  return node.numpy_dtype.empty() ? Typestr(node.data_type) : node.numpy_dtype;
+}
+
 // The compressor of `codec` as zarr-python writes it by default (v3: zstd level 0 without
 // checksum, as zarr-python 3; v2: numcodecs' defaults), the same table as the Python client's
 // (client/python/zarrd/metadata.py). Null for "none".
@@ -320,7 +325,7 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
   if (!s.ok()) return Fail(s);
   const std::string& out = o.output;
   if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-    s = zarrd::client::WriteNpy(out, Typestr(node.data_type), resolved->result_shape, buf.data(),
+    s = zarrd::client::WriteNpy(out, Typestr(node), resolved->result_shape, buf.data(),
                                 buf.size());
   } else {
     std::ofstream f(out, std::ios::binary);
@@ -346,9 +351,9 @@ int Put(zarrd::client::Client& c, const std::string& store, const std::string& p
         const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
   auto npy = zarrd::client::ReadNpy(o.input);
   if (!npy.ok()) return Fail(npy.status());
-  if (npy->descr != Typestr(node.data_type)) {
+  if (npy->descr != Typestr(node)) {
     return Fail(zarrd::InvalidArgument(o.input + " holds " + npy->descr + ", the array is " +
-                                       node.data_type + " (" + Typestr(node.data_type) + ")"));
+                                       node.data_type + " (" + Typestr(node) + ")"));
   }
   Status s = c.Set(store, path, selection, npy->data.data(), npy->data.size());
   if (!s.ok()) return Fail(s);

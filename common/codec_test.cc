@@ -53,7 +53,7 @@ json LoadConfig(const std::string& dir) {
 DataType TypeFor(const NpyArray& npy) {
   auto parsed = ParseV2DataType(npy.descr);
   if (parsed.ok()) return parsed->dtype;
-  return DataType::kUint8;  // strings and datetimes: bytes are bytes to a compressor
+  return DataType::kUint8;  // strings: bytes are bytes to a compressor
 }
 
 class NumcodecsVectors : public ::testing::TestWithParam<std::string> {};

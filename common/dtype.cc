@@ -14,7 +14,7 @@ struct DataTypeInfo {
   DataTypeKind kind;
 };
 
-constexpr std::array<DataTypeInfo, 14> kInfos = {{
+constexpr std::array<DataTypeInfo, 16> kInfos = {{
     {DataType::kBool, "bool", 'b', 1, DataTypeKind::kBool},
     {DataType::kInt8, "int8", 'i', 1, DataTypeKind::kSigned},
     {DataType::kInt16, "int16", 'i', 2, DataTypeKind::kSigned},
@@ -29,7 +29,12 @@ constexpr std::array<DataTypeInfo, 14> kInfos = {{
     {DataType::kFloat64, "float64", 'f', 8, DataTypeKind::kFloat},
     {DataType::kComplex64, "complex64", 'c', 8, DataTypeKind::kComplex},
     {DataType::kComplex128, "complex128", 'c', 16, DataTypeKind::kComplex},
+    {DataType::kDatetime64, "numpy.datetime64", 'M', 8, DataTypeKind::kSigned},
+    {DataType::kTimedelta64, "numpy.timedelta64", 'm', 8, DataTypeKind::kSigned},
 }};
+
+constexpr std::array<std::string_view, 13> kTimeUnits = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
+                                                         "ms", "us", "ns", "ps", "fs", "as"};
 
 const DataTypeInfo& Info(DataType dtype) { return kInfos[static_cast<size_t>(dtype)]; }
 
@@ -42,20 +47,60 @@ size_t SwapUnit(DataType dtype) {
 }
 std::string_view V3Name(DataType dtype) { return Info(dtype).v3_name; }
 
+bool IsTimeType(DataType dtype) {
+  return dtype == DataType::kDatetime64 || dtype == DataType::kTimedelta64;
+}
+
+std::string TimeUnit::ToString() const { return scale == 1 ? unit : std::to_string(scale) + unit; }
+
+Result<TimeUnit> MakeTimeUnit(std::string_view unit, int64_t scale) {
+  bool known = false;
+  for (auto u : kTimeUnits) known = known || u == unit;
+  if (!known) {
+    return InvalidArgument("time unit \"" + std::string(unit) +
+                           "\": expected one of Y M W D h m s ms us ns ps fs as");
+  }
+  if (scale < 1 || scale > (int64_t{1} << 31) - 1) {
+    return InvalidArgument("time unit scale_factor " + std::to_string(scale) +
+                           ": expected 1 to 2147483647");
+  }
+  return TimeUnit{std::string(unit), scale};
+}
+
 Result<DataType> ParseV3DataType(std::string_view name) {
   for (const auto& info : kInfos) {
     if (info.v3_name == name) return info.dtype;
   }
   return InvalidArgument("data_type: unsupported data type \"" + std::string(name) +
                          "\" (zarrd reads bool, int8-64, uint8-64, float16/32/64, "
-                         "complex64/128)");
+                         "complex64/128, numpy.datetime64, numpy.timedelta64)");
 }
 
 Result<V2DataType> ParseV2DataType(std::string_view typestr) {
   auto unsupported = [&] {
     return InvalidArgument("dtype: unsupported data type \"" + std::string(typestr) +
-                           "\" (zarrd reads numeric numpy typestrs such as <f8, >i4, |b1)");
+                           "\" (zarrd reads numeric numpy typestrs such as <f8, >i4, |b1, "
+                           "<M8[ns], <m8[10s])");
   };
+  TimeUnit time_unit;
+  if (size_t open = typestr.find('['); open != std::string_view::npos) {
+    if (typestr.back() != ']' || typestr.size() < 4 || (typestr[1] != 'M' && typestr[1] != 'm')) {
+      return unsupported();
+    }
+    std::string_view spec = typestr.substr(open + 1, typestr.size() - open - 2);
+    size_t digits = 0;
+    int64_t scale = 0;
+    while (digits < spec.size() && spec[digits] >= '0' && spec[digits] <= '9' &&
+           scale < (1 << 30)) {
+      scale = scale * 10 + (spec[digits++] - '0');
+    }
+    auto unit = MakeTimeUnit(spec.substr(digits), digits == 0 ? 1 : scale);
+    if (!unit.ok()) return unit.status().WithContext("dtype \"" + std::string(typestr) + "\"");
+    time_unit = *unit;
+    typestr = typestr.substr(0, open);
+  } else if (typestr.size() >= 2 && (typestr[1] == 'M' || typestr[1] == 'm')) {
+    return unsupported();  // numpy's generic (unit-less) datetimes are not Zarr data
+  }
   if (typestr.size() < 3) return unsupported();
   Endian endian;
   switch (typestr[0]) {
@@ -77,15 +122,16 @@ Result<V2DataType> ParseV2DataType(std::string_view typestr) {
     if (size > 64) return unsupported();
   }
   for (const auto& info : kInfos) {
-    if (info.v2_kind == kind && info.size == size) return V2DataType{info.dtype, endian};
+    if (info.v2_kind == kind && info.size == size) return V2DataType{info.dtype, endian, time_unit};
   }
   return unsupported();
 }
 
-std::string V2Typestr(DataType dtype, Endian endian) {
+std::string V2Typestr(DataType dtype, Endian endian, const TimeUnit& time_unit) {
   const auto& info = Info(dtype);
   char order = info.size == 1 ? '|' : (endian == Endian::kBig ? '>' : '<');
-  return std::string(1, order) + info.v2_kind + std::to_string(info.size);
+  std::string out = std::string(1, order) + info.v2_kind + std::to_string(info.size);
+  return IsTimeType(dtype) ? out + "[" + time_unit.ToString() + "]" : out;
 }
 
 void ByteSwap(void* data, size_t count, size_t unit) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "common/fill_value.h"
 
@@ -23,14 +24,33 @@ TEST(DataType, V2TypestrsParseWithByteOrder) {
   EXPECT_EQ(ParseV2DataType("<c16")->dtype, DataType::kComplex128);
   EXPECT_EQ(ParseV2DataType("<f2")->dtype, DataType::kFloat16);
   EXPECT_FALSE(ParseV2DataType("<U7").ok());
-  EXPECT_FALSE(ParseV2DataType("<M8[ns]").ok());
   EXPECT_FALSE(ParseV2DataType("|S3").ok());
   EXPECT_EQ(V2Typestr(DataType::kUint8, Endian::kBig), "|u1");
   EXPECT_EQ(V2Typestr(DataType::kInt16, Endian::kBig), ">i2");
 }
 
+TEST(DataType, DatetimeAndTimedeltaTypestrsKeepTheirUnit) {
+  // Every unit numpy has (np.dtype("<M8[as]"), ...), with and without a multiplier.
+  for (const char* unit :
+       {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "10ms", "25s"}) {
+    for (const char* prefix : {"<M8[", ">m8["}) {
+      const std::string typestr = std::string(prefix) + unit + "]";
+      auto parsed = ParseV2DataType(typestr);
+      ASSERT_TRUE(parsed.ok()) << typestr << ": " << parsed.status().ToString();
+      EXPECT_EQ(parsed->dtype, prefix[1] == 'M' ? DataType::kDatetime64 : DataType::kTimedelta64);
+      EXPECT_EQ(parsed->endian, prefix[0] == '<' ? Endian::kLittle : Endian::kBig);
+      EXPECT_EQ(V2Typestr(parsed->dtype, parsed->endian, parsed->time_unit), typestr);
+      EXPECT_EQ(ItemSize(parsed->dtype), 8u);
+    }
+  }
+  EXPECT_EQ(ParseV2DataType("<M8[10ms]")->time_unit, (TimeUnit{"ms", 10}));
+  for (const char* bad : {"<M8", "<M8[]", "<M8[x]", "<m8[0s]", "<f8[s]", "<M4[s]", "<M8[s"}) {
+    EXPECT_EQ(ParseV2DataType(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(DataType, V3NamesRoundTrip) {
-  for (int i = 0; i <= static_cast<int>(DataType::kComplex128); ++i) {
+  for (int i = 0; i <= static_cast<int>(DataType::kTimedelta64); ++i) {
     auto dtype = static_cast<DataType>(i);
     auto parsed = ParseV3DataType(V3Name(dtype));
     ASSERT_TRUE(parsed.ok());
@@ -93,6 +113,21 @@ TEST(FillValue, IntegerRangesAndTypesAreChecked) {
   EXPECT_NE(status.message().find("fill_value"), std::string::npos);
   EXPECT_EQ(*ParseFillValue(nullptr, DataType::kFloat64, ZarrFormat::kV2), FillValue(8, 0));
   EXPECT_EQ(*ParseFillValue(true, DataType::kBool, ZarrFormat::kV3), FillValue{1});
+}
+
+TEST(FillValue, NaTIsTheSmallestInt64) {
+  // numpy: np.array("NaT", "M8[ns]").view("i8") == -9223372036854775808, as zarr writes it.
+  for (DataType dtype : {DataType::kDatetime64, DataType::kTimedelta64}) {
+    for (ZarrFormat format : {ZarrFormat::kV2, ZarrFormat::kV3}) {
+      auto nat = ParseFillValue("NaT", dtype, format);
+      ASSERT_TRUE(nat.ok());
+      EXPECT_EQ(As<int64_t>(*nat), std::numeric_limits<int64_t>::min());
+      EXPECT_EQ(*ParseFillValue(json(std::numeric_limits<int64_t>::min()), dtype, format), *nat);
+      EXPECT_EQ(FillValueToJson(*nat, dtype, format), json(std::numeric_limits<int64_t>::min()));
+      EXPECT_EQ(As<int64_t>(*ParseFillValue(86400, dtype, format)), 86400);
+      EXPECT_FALSE(ParseFillValue("2020-01-01", dtype, format).ok());
+    }
+  }
 }
 
 }  // namespace

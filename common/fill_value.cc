@@ -160,6 +160,12 @@ Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat forma
       return ParseInteger<int32_t>(j, dtype);
     case DataType::kInt64:
       return ParseInteger<int64_t>(j, dtype);
+    case DataType::kDatetime64:
+    case DataType::kTimedelta64:
+      if (j.is_string() && j.get<std::string>() == "NaT") {
+        return ToBytes(std::numeric_limits<int64_t>::min());
+      }
+      return ParseInteger<int64_t>(j, dtype);
     case DataType::kUint8:
       return ParseInteger<uint8_t>(j, dtype);
     case DataType::kUint16:
@@ -201,7 +207,9 @@ json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) 
       return static_cast<int64_t>(LoadAs<int16_t>(p));
     case DataType::kInt32:
       return static_cast<int64_t>(LoadAs<int32_t>(p));
-    case DataType::kInt64: {
+    case DataType::kInt64:
+    case DataType::kDatetime64:
+    case DataType::kTimedelta64: {
       int64_t v;
       std::memcpy(&v, p, 8);
       return v;

@@ -31,6 +31,28 @@ Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& m
   return WriteJsonDocument(store, JoinKey(path, ".zattrs"), metadata.attributes);
 }
 
+Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat format) {
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
+  if (path.empty()) return OkStatus();
+  for (size_t end = 0;; end = path.find('/', end + 1)) {
+    if (end == std::string::npos) return OkStatus();
+    const std::string parent = path.substr(0, end);
+    auto existing = OpenGroup(store, parent);
+    if (existing.ok()) continue;
+    if (existing.status().code() != StatusCode::kNotFound) {
+      return existing.status().WithContext("parent of '" + path + "'");
+    }
+    Status created = CreateGroup(store, parent, GroupMetadata{format, json::object()});
+    // A concurrent create of a sibling may have made the group first: that is success.
+    if (created.code() == StatusCode::kAlreadyExists) {
+      ZARRD_RETURN_IF_ERROR(
+          OpenGroup(store, parent).status().WithContext("parent of '" + path + "'"));
+    } else if (!created.ok()) {
+      return created;
+    }
+  }
+}
+
 Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   ZARRD_ASSIGN_OR_RETURN(auto v3, ReadJsonDocument(store, JoinKey(path, "zarr.json")));

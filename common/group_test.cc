@@ -77,5 +77,35 @@ TEST(Group, ArrayAndGroupDoNotShareAPath) {
   EXPECT_EQ(OpenGroup(*store, "x").status().code(), StatusCode::kFailedPrecondition);
 }
 
+TEST(Group, CreatesMissingParentsDownFromTheRoot) {
+  auto store = MakeMemoryStore();
+  ASSERT_TRUE(CreateGroup(*store, "a", {ZarrFormat::kV3, {{"keep", 1}}}).ok());
+  ASSERT_TRUE(CreateParentGroups(*store, "a/b/c/t", ZarrFormat::kV2).ok());
+  Bytes doc;
+  ASSERT_TRUE(*store->Get(".zgroup", &doc));
+  EXPECT_EQ(json::parse(std::string(doc.begin(), doc.end())), json({{"zarr_format", 2}}));
+  EXPECT_EQ(OpenGroup(*store, "a")->format, ZarrFormat::kV3);
+  EXPECT_EQ(OpenGroup(*store, "a")->attributes["keep"], 1);
+  EXPECT_EQ(OpenGroup(*store, "a/b")->format, ZarrFormat::kV2);
+  EXPECT_EQ(OpenGroup(*store, "a/b/c")->format, ZarrFormat::kV2);
+  EXPECT_EQ(OpenGroup(*store, "a/b/c/t").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(CreateParentGroups(*store, "a/b/c/u", ZarrFormat::kV3).ok());  // idempotent
+  EXPECT_EQ(OpenGroup(*store, "a/b/c")->format, ZarrFormat::kV2);
+}
+
+TEST(Group, ParentThatIsAnArrayIsRefused) {
+  auto store = MakeMemoryStore();
+  ArrayMetadata m;
+  m.shape = {2};
+  m.chunk_shape = {2};
+  m.dtype = DataType::kUint8;
+  m.fill_value = {0};
+  m.codecs = json::parse(R"([{"name":"bytes"}])");
+  ASSERT_TRUE(Array::Create(store, "x", m).ok());
+  Status s = CreateParentGroups(*store, "x/y", ZarrFormat::kV3);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.ToString().find("x/y"), std::string::npos) << s.ToString();
+}
+
 }  // namespace
 }  // namespace zarrd

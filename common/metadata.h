@@ -26,6 +26,7 @@ struct ArrayMetadata {
   std::vector<int64_t> shape;
   std::vector<int64_t> chunk_shape;
   DataType dtype = DataType::kFloat64;
+  TimeUnit time_unit;  // datetime64/timedelta64 only
   FillValue fill_value;
   ChunkKeyEncoding key_encoding;
   // v3: the "codecs" list as written. v2: built from order, dtype endianness and compressor.
@@ -42,6 +43,8 @@ struct ArrayMetadata {
   std::shared_ptr<const CodecChain> codec_chain;
 
   size_t rank() const { return shape.size(); }
+  // The numpy typestr of values as results carry them (little-endian): "<f4", "<M8[10ms]".
+  std::string result_typestr() const { return V2Typestr(dtype, Endian::kLittle, time_unit); }
   ChunkSpec chunk_spec() const { return ChunkSpec{dtype, chunk_shape, fill_value}; }
   // Chunks per dimension (the last may be partial).
   std::vector<int64_t> grid_shape() const;

@@ -190,6 +190,41 @@ TEST(MetadataV2, ParsesOrderEndiannessAndCompressor) {
   EXPECT_TRUE(ParseV2ArrayMetadata(out, nullptr).ok());
 }
 
+TEST(MetadataV3, DatetimeDataTypesAsZarrPython3WritesThem) {
+  json j = V3Array();
+  j["data_type"] = json::parse(
+      R"({"name": "numpy.timedelta64", "configuration": {"unit": "ms", "scale_factor": 10}})");
+  j["fill_value"] = -9223372036854775807LL - 1;
+  auto m = ParseV3ArrayMetadata(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->dtype, DataType::kTimedelta64);
+  EXPECT_EQ(m->time_unit, (TimeUnit{"ms", 10}));
+  EXPECT_EQ(m->result_typestr(), "<m8[10ms]");
+  json out = ToV3Json(*m);
+  EXPECT_EQ(out["data_type"], j["data_type"]);
+  EXPECT_EQ(out["fill_value"], j["fill_value"]);
+  j["fill_value"] = "NaT";
+  EXPECT_TRUE(ParseV3ArrayMetadata(j).ok());
+  j["data_type"] = json::parse(R"({"name": "numpy.datetime64", "configuration": {"unit": "q"}})");
+  auto bad = ParseV3ArrayMetadata(j);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"q\""), std::string::npos) << bad.status().ToString();
+  j["data_type"] = "numpy.datetime64";  // the unit is required
+  EXPECT_EQ(ParseV3ArrayMetadata(j).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(MetadataV2, DatetimeTypestrsRoundTrip) {
+  json z = json::parse(R"({"zarr_format": 2, "shape": [5], "chunks": [2], "dtype": ">M8[s]",
+    "compressor": null, "fill_value": -9223372036854775808, "order": "C", "filters": null})");
+  auto m = ParseV2ArrayMetadata(z, nullptr);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->dtype, DataType::kDatetime64);
+  EXPECT_EQ(m->result_typestr(), "<M8[s]");
+  EXPECT_EQ(m->codecs[0]["configuration"]["endian"], "big");
+  EXPECT_EQ(ToV2Json(*m)["dtype"], ">M8[s]");
+  EXPECT_EQ(ToV2Json(*m)["fill_value"], z["fill_value"]);
+}
+
 TEST(MetadataV2, FillValuesAndErrors) {
   json z = json::parse(R"({"zarr_format": 2, "shape": [5], "chunks": [2], "dtype": "<f8",
     "compressor": null, "fill_value": "NaN", "order": "C", "filters": null})");

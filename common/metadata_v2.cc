@@ -24,6 +24,7 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   ZARRD_ASSIGN_OR_RETURN(V2DataType dt, ParseV2DataType(j["dtype"].get<std::string>()));
   m.dtype = dt.dtype;
   m.v2_endian = dt.endian;
+  m.time_unit = dt.time_unit;
   ZARRD_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(j["fill_value"], m.dtype, m.format));
   m.v2_fill_value_null = j["fill_value"].is_null();
   if (j["order"] != "C" && j["order"] != "F") {
@@ -62,7 +63,7 @@ json ToV2Json(const ArrayMetadata& m) {
   return {{"zarr_format", 2},
           {"shape", m.shape},
           {"chunks", m.chunk_shape},
-          {"dtype", V2Typestr(m.dtype, m.v2_endian)},
+          {"dtype", V2Typestr(m.dtype, m.v2_endian, m.time_unit)},
           {"fill_value", fill},
           {"order", std::string(1, m.v2_order)},
           {"compressor", m.v2_compressor},

@@ -55,6 +55,12 @@ Status ParseNamed(const json& j, const std::string& field, std::string* name, js
   return OkStatus();
 }
 
+json V3DataTypeJson(const ArrayMetadata& m) {
+  if (!IsTimeType(m.dtype)) return std::string(V3Name(m.dtype));
+  return {{"name", std::string(V3Name(m.dtype))},
+          {"configuration", {{"unit", m.time_unit.unit}, {"scale_factor", m.time_unit.scale}}}};
+}
+
 }  // namespace
 
 Result<ArrayMetadata> ParseV3ArrayMetadata(const json& j) {
@@ -69,14 +75,26 @@ Result<ArrayMetadata> ParseV3ArrayMetadata(const json& j) {
   ArrayMetadata m;
   m.format = ZarrFormat::kV3;
   ZARRD_ASSIGN_OR_RETURN(m.shape, internal::ParseExtents(j["shape"], "shape", false));
-  if (!j["data_type"].is_string()) {
-    return InvalidArgument("data_type: unsupported data type " + j["data_type"].dump() +
-                           " (only the core numeric types are read)");
-  }
-  ZARRD_ASSIGN_OR_RETURN(m.dtype, ParseV3DataType(j["data_type"].get<std::string>()));
-
   std::string name;
   json config;
+  ZARRD_RETURN_IF_ERROR(ParseNamed(j["data_type"], "data_type", &name, &config));
+  ZARRD_ASSIGN_OR_RETURN(m.dtype, ParseV3DataType(name));
+  if (IsTimeType(m.dtype)) {
+    // zarr-python 3: {"name": "numpy.datetime64", "configuration": {"unit", "scale_factor"}}.
+    if (!config.contains("unit") || !config["unit"].is_string() ||
+        !config.value("scale_factor", json(1)).is_number_integer()) {
+      return InvalidArgument("data_type: " + name +
+                             " needs a configuration with a string unit and an integer "
+                             "scale_factor");
+    }
+    auto unit = MakeTimeUnit(config["unit"].get<std::string>(),
+                             config.value("scale_factor", json(1)).get<int64_t>());
+    if (!unit.ok()) return unit.status().WithContext("data_type");
+    m.time_unit = *unit;
+  } else if (!j["data_type"].is_string()) {
+    return InvalidArgument("data_type: unsupported data type " + j["data_type"].dump());
+  }
+
   ZARRD_RETURN_IF_ERROR(ParseNamed(j["chunk_grid"], "chunk_grid", &name, &config));
   if (name != "regular") {
     return InvalidArgument("chunk_grid: unsupported grid \"" + name + "\" (zarrd has regular)");
@@ -134,7 +152,7 @@ json ToV3Json(const ArrayMetadata& m) {
       {"zarr_format", 3},
       {"node_type", "array"},
       {"shape", m.shape},
-      {"data_type", std::string(V3Name(m.dtype))},
+      {"data_type", V3DataTypeJson(m)},
       {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}}},
       {"chunk_key_encoding",
        {{"name", m.key_encoding.kind == ChunkKeyEncoding::Kind::kDefault ? "default" : "v2"},

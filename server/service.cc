@@ -23,6 +23,7 @@ grpc::Status ToGrpc(const Status& status) {
 
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
   out->set_data_type(std::string(V3Name(m.dtype)));
+  out->set_numpy_dtype(m.result_typestr());
   for (int64_t s : sel.result_shape) out->add_shape(s);
   out->set_nbytes(sel.num_bytes(ItemSize(m.dtype)));
 }
@@ -64,6 +65,7 @@ void FillArrayInfo(const std::string& store, const std::string& path, const Arra
   info->set_metadata_json(m.format == ZarrFormat::kV3 ? ToV3Json(m).dump() : ToV2Json(m).dump());
   info->set_attributes_json(m.attributes.dump());
   info->set_data_type(std::string(V3Name(m.dtype)));
+  info->set_numpy_dtype(m.result_typestr());
   for (int64_t s : m.shape) info->add_shape(s);
   for (int64_t c : m.chunk_shape) info->add_chunks(c);
 }
@@ -341,6 +343,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
             ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
           }
           if (attrs.is_object()) g.attributes = attrs;
+          ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), g.format));
           ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
           FillGroupInfo(req->store(), req->path(), g, resp);
           return OkStatus();
@@ -353,6 +356,7 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
         ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
         Forget(req->store(), req->path());
+        ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
         FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);

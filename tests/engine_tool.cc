@@ -26,6 +26,7 @@ int Fail(const Status& s) {
 json Describe(const zarrd::ArrayMetadata& m) {
   return {{"zarr_format", static_cast<int>(m.format)},
           {"data_type", std::string(zarrd::V3Name(m.dtype))},
+          {"numpy_dtype", m.result_typestr()},
           {"shape", m.shape},
           {"chunks", m.chunk_shape},
           {"codecs", m.codec_chain->ToJson()},
@@ -75,6 +76,7 @@ int Run(int argc, char** argv) {
           .write(reinterpret_cast<const char*>(out.data()),
                  static_cast<std::streamsize>(out.size()));
       std::cout << json{{"data_type", std::string(zarrd::V3Name(m->dtype))},
+                        {"numpy_dtype", m->result_typestr()},
                         {"shape", resolved->result_shape}}
                        .dump()
                 << "\n";

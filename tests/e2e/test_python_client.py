@@ -209,6 +209,48 @@ def test_arrays_open_in_zarr_python_both_ways(client, server):
     np.testing.assert_array_equal(got[:], w[:])
 
 
+@pytest.mark.parametrize("dtype", ["datetime64[ns]", "datetime64[10ms]", "timedelta64[s]",
+                                   ">m8[D]"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_datetime_and_timedelta_arrays_come_back_in_their_unit(client, server, dtype, zarr_format):
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(5)
+    values = rng.integers(-10**12, 10**12, (9, 7)).astype("<i8").view(dt.newbyteorder("<"))
+    values[::4, 2] = np.array("NaT", dt)
+    path = f"times/{zarr_format}/{dtype}"
+    a = client.create_array("local", path, shape=values.shape, dtype=dt, chunks=(4, 3),
+                            fill_value=np.array("NaT", dt), zarr_format=zarr_format)
+    assert a.dtype == dt.newbyteorder("<") and np.isnat(a.fill_value)
+    assert a[0, 0].dtype == dt.newbyteorder("<") and np.isnat(a[0, 0])  # fill before writes
+    a[:] = values
+    b = client.open_array("local", path)
+    for sel in SELECTIONS[:6]:
+        got = b[sel]
+        assert np.asarray(got).dtype == dt.newbyteorder("<")
+        np.testing.assert_array_equal(got, values[sel])
+    if zarr_format == 3:
+        doc = b.metadata["data_type"]
+        unit, count = np.datetime_data(dt)
+        assert doc == {"name": "numpy.datetime64" if dt.kind == "M" else "numpy.timedelta64",
+                       "configuration": {"unit": unit, "scale_factor": count}}
+    else:
+        zarr = pytest.importorskip("zarr")
+        z = zarr.open_array(str(server.workdir / "data" / path), mode="r")
+        assert z.dtype == dt.newbyteorder("<")
+        np.testing.assert_array_equal(z[...], values)
+
+
+@gpu
+def test_device_reads_of_datetimes_are_their_int64_counts(client):
+    values = np.arange("2020-01-01", "2020-03-01", dtype="M8[h]").reshape(-1, 8)
+    a = client.create_array("local", "dt_gpu", shape=values.shape, dtype=values.dtype,
+                            chunks=(16, 8))
+    a[:] = values
+    got = a.get((slice(None, None, 3), slice(1, 7)), prototype="device")
+    assert isinstance(got, cp.ndarray) and got.dtype == np.int64
+    np.testing.assert_array_equal(cp.asnumpy(got), values[::3, 1:7].view("<i8"))
+
+
 def dataset():
     rng = np.random.default_rng(2)
     return xr.Dataset(

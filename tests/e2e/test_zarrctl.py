@@ -49,6 +49,29 @@ def test_v2_arrays_written_by_zarrd_open_in_zarr_python(server, tmp_path):
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "data" / "v2a"), mode="r")[...], values)
 
 
+def test_creating_a_node_creates_its_parent_groups_as_zarr_python_does(server, tmp_path):
+    import zarr
+    zarrctl(server.unix, "create", "local:demo/deep/t", "--shape", "6", "--chunks", "4",
+            "--dtype", "int32", "--zarr-format", "2")
+    np.save(tmp_path / "v.npy", np.arange(6, dtype="<i4"))
+    zarrctl(server.unix, "put", "local:demo/deep/t", "-i", tmp_path / "v.npy")
+    root = zarr.open_group(str(tmp_path / "data"), mode="r")  # zarr 2.13 walks down from the root
+    assert list(root.group_keys()) == ["demo"]
+    assert list(root["demo"].group_keys()) == ["deep"]
+    np.testing.assert_array_equal(root["demo/deep"]["t"][:], np.arange(6))
+    assert json.loads(zarrctl(server.unix, "info", "local:demo").stdout) == {"zarr_format": 2}
+    # v3: zarr.json group documents; an existing v2 parent is kept as it is.
+    zarrctl(server.unix, "create", "local:demo/v3/u", "--shape", "3", "--zarr-format", "3")
+    doc = json.loads((tmp_path / "data" / "demo" / "v3" / "zarr.json").read_text())
+    assert doc == {"zarr_format": 3, "node_type": "group", "attributes": {}}
+    assert (tmp_path / "data" / "demo" / ".zgroup").exists()
+    assert not (tmp_path / "data" / "demo" / "zarr.json").exists()
+    zarrctl(server.unix, "mkgroup", "local:g/h/i")
+    assert json.loads(zarrctl(server.unix, "info", "local:g/h").stdout)["node_type"] == "group"
+    refused = zarrctl(server.unix, "create", "local:demo/deep/t/x", "--shape", "3", check=False)
+    assert refused.returncode == 1 and "FAILED_PRECONDITION" in refused.stderr
+
+
 def test_bad_requests_exit_1_with_the_code_and_write_nothing(server, tmp_path):
     zarrctl(server.unix, "create", "local:a", "--shape", "10", "--dtype", "float32")
     cases = [

@@ -33,7 +33,7 @@ def zarrd_read(root, path, selection, tmp_path):
     """Reads through zarrd's engine; returns a numpy array with the result's dtype and shape."""
     out = Path(tmp_path) / "read.bin"
     header = json.loads(run_tool("read", root, path, selection, out))
-    dtype = np.dtype(header["data_type"]).newbyteorder("<")
+    dtype = np.dtype(header["numpy_dtype"]).newbyteorder("<")
     return np.frombuffer(out.read_bytes(), dtype=dtype).reshape(header["shape"])
 
 

@@ -10,7 +10,8 @@ import zarr
 from conftest import ToolError, run_tool, zarrd_create, zarrd_read, zarrd_write
 
 DTYPES = ["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8",
-          "<c8", "<c16", ">i2", ">u4", ">f8", ">c16"]
+          "<c8", "<c16", ">i2", ">u4", ">f8", ">c16", "<M8[ns]", "<m8[s]", ">M8[D]", ">m8[10ms]",
+          "<M8[as]", "<m8[Y]"]
 COMPRESSORS = {
     "none": None,
     "zstd": numcodecs.Zstd(level=3),
@@ -31,6 +32,9 @@ def sample(dtype, seed):
     elif dt.kind in "iu":
         info = np.iinfo(dt)
         values = rng.integers(info.min, info.max, SHAPE, dtype=dt.newbyteorder("="), endpoint=True)
+    elif dt.kind in "mM":  # int64 counts of the unit, NaT among them
+        values = rng.integers(-2**62, 2**62, SHAPE).astype("<i8").view(dt.newbyteorder("<"))
+        values.flat[::13] = np.array("NaT", dt)
     elif dt.kind == "f":
         values = (rng.standard_normal(SHAPE) * 100).astype(dt)
         values.flat[::17] = np.nan
@@ -42,7 +46,7 @@ def sample(dtype, seed):
 
 
 def fill_for(dt):
-    return {"b": False, "i": -3, "u": 7, "f": 1.5, "c": 0}[dt.kind]
+    return {"b": False, "i": -3, "u": 7, "f": 1.5, "c": 0, "M": -3, "m": 5}[dt.kind]
 
 
 @pytest.mark.parametrize("dtype,compressor,order", CASES)

@@ -94,7 +94,7 @@ class Array(Node):
 
     @property
     def dtype(self):
-        return np.dtype(self._info.data_type)
+        return np.dtype(self._info.numpy_dtype or self._info.data_type)
 
     @property
     def ndim(self):
@@ -120,6 +120,9 @@ class Array(Node):
     def fill_value(self):
         """The fill value as a NumPy scalar; None for a v2 array stored with "fill_value": null."""
         raw = self.metadata.get("fill_value")
+        if self.dtype.kind in "mM" and raw is not None:
+            return np.array(raw, self.dtype)[()] if isinstance(raw, str) else \
+                np.array(raw, "<i8").view(self.dtype)[()]
         if isinstance(raw, str):
             return np.array(float(raw.replace("Infinity", "inf")), self.dtype)[()]
         if isinstance(raw, list) and self.dtype.kind == "c":

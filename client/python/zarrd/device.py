@@ -162,7 +162,9 @@ class DeviceSession:
         """The CuPy array of a DEVICE GetItem response, complete now or in `stream`'s order."""
         cp = cupy()
         b, d = response.device_buffer, response.array
-        dtype = np.dtype(d.data_type)
+        dtype = np.dtype(d.numpy_dtype or d.data_type)
+        if dtype.kind in "mM":  # CuPy has no datetime64/timedelta64: the int64 counts of the unit
+            dtype = np.dtype("<i8")
         if b.server_epoch != self._epoch:  # a restarted server: its old slabs and events are gone
             self._stale_events.extend(self._events.values())
             self._slabs, self._events, self._epoch = {}, {}, b.server_epoch

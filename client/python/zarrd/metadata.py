@@ -31,7 +31,19 @@ def json_fill_value(value, dtype):
         return v
     if dtype.kind == "b":
         return bool(value)
+    if dtype.kind in "mM":  # int64 counts of the unit; NaT is the smallest int64, as zarr writes it
+        return int(np.array(value, dtype.newbyteorder("<")).view("<i8"))
     return int(value)
+
+
+def v3_data_type(dtype):
+    """The v3 data_type of a numpy dtype: its name, or zarr-python 3's datetime64/timedelta64
+    form with the unit and its multiplier."""
+    if dtype.kind in "mM":
+        unit, count = np.datetime_data(dtype)
+        return {"name": "numpy.datetime64" if dtype.kind == "M" else "numpy.timedelta64",
+                "configuration": {"unit": unit, "scale_factor": count}}
+    return dtype.name
 
 
 def _compressors(compressors, table, itemsize):
@@ -81,7 +93,8 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
             chunks = [int(s) for s in shards]
         else:
             codecs = inner
-    meta = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype.name,
+    meta = {"zarr_format": 3, "node_type": "array", "shape": shape,
+            "data_type": v3_data_type(dtype),
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
             "fill_value": json_fill_value(fill_value, dtype), "codecs": codecs,
