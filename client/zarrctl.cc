@@ -10,6 +10,9 @@
 //     create STORE:PATH --metadata FILE   (a zarr.json or .zarray document)
 //     mkgroup STORE:PATH [--zarr-format 2|3]
 //     get STORE:PATH [SELECTION] -o FILE  (.npy, else raw little-endian bytes)
+//            SELECTION: numpy's "1, ::2, ..."; with index lists, orthogonal: "[1,5,-1], :";
+//            --points: coordinate lists, one per dimension: "[0,5,9], [3,3,1]";
+//            --blocks: chunk indices and slices of them: "1, 0:2"
 //     get --prototype device STORE:PATH [SELECTION] [--gpu UUID]
 //                                      read into the server's GPU memory, print a checksum
 //                                      computed on the GPU (see client/device_checksum.h)
@@ -54,7 +57,7 @@ struct Args {
   }
 };
 
-const std::set<std::string> kFlags = {"--overwrite"};
+const std::set<std::string> kFlags = {"--overwrite", "--points", "--blocks"};
 
 int Usage(const std::string& why) {
   std::cerr << "zarrctl: " << why << "\n"
@@ -323,8 +326,12 @@ int Run(int argc, char** argv) {
   }
   if (cmd == "copy") return Copy(c, a);
 
+  if (a.has("--points") && a.has("--blocks")) return Usage("--points or --blocks, not both");
   auto selection =
-      zarrd::client::SelectionFromText(a.positional.size() == 3 ? a.positional[2] : "");
+      zarrd::client::SelectionFromText(a.positional.size() == 3 ? a.positional[2] : "",
+                                       a.has("--points")   ? pb::SELECTION_MODE_VECTORIZED
+                                       : a.has("--blocks") ? pb::SELECTION_MODE_BLOCK
+                                                           : pb::SELECTION_MODE_BASIC);
   if (!selection.ok()) return Fail(selection.status());
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
@@ -334,16 +341,17 @@ int Run(int argc, char** argv) {
     if (!a.has("-o")) return Usage("get needs -o FILE");
     // The result size comes from the server: a one-element probe of the descriptor would cost a
     // round trip, so resolve the selection here against the shape.
-    auto parsed = zarrd::ParseSelection(a.positional.size() == 3 ? a.positional[2] : "");
-    auto resolved = zarrd::ResolveSelection(*parsed, node->shape);
-    if (!resolved.ok()) return Fail(resolved.status());
-    std::vector<uint8_t> buf(resolved->num_elements() * node->item_size());
+    auto result_shape = zarrd::client::SelectionShape(*selection, node->shape, node->chunks);
+    if (!result_shape.ok()) return Fail(result_shape.status());
+    int64_t elements = 1;
+    for (int64_t s : *result_shape) elements *= s;
+    std::vector<uint8_t> buf(elements * node->item_size());
     pb::ArrayDescriptor d;
     Status s = c.Get(store, path, *selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
     if (!s.ok()) return Fail(s);
     const std::string out = a.get("-o");
     if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), resolved->result_shape, buf.data(),
+      s = zarrd::client::WriteNpy(out, Typestr(node->data_type), *result_shape, buf.data(),
                                   buf.size());
     } else {
       std::ofstream f(out, std::ios::binary);
@@ -351,8 +359,8 @@ int Run(int argc, char** argv) {
       if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
     }
     if (!s.ok()) return Fail(s);
-    std::cerr << "wrote " << buf.size() << " bytes, shape " << json(resolved->result_shape).dump()
-              << ", to " << out << "\n";
+    std::cerr << "wrote " << buf.size() << " bytes, shape " << json(*result_shape).dump() << ", to "
+              << out << "\n";
     return 0;
   }
   // put
