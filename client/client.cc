@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -28,9 +30,74 @@ Status FromGrpc(const grpc::Status& status) {
   return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
 }
 
-Result<pb::Selection> SelectionFromText(const std::string& text) {
-  ZARRD_ASSIGN_OR_RETURN(Selection sel, ParseSelection(text));
-  return ToWire(sel);
+Result<pb::Selection> SelectionFromText(const std::string& text, pb::SelectionMode mode) {
+  // Items are split at commas outside brackets; each is a list or one basic item.
+  std::vector<std::string> items;
+  int depth = 0;
+  std::string item;
+  for (char c : text) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (depth < 0 || depth > 1) return InvalidArgument("selection: unbalanced '[' in " + text);
+    if (c == ',' && depth == 0) {
+      items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (depth != 0) return InvalidArgument("selection: unbalanced '[' in " + text);
+  items.push_back(item);
+  pb::Selection out;
+  int64_t points = -1;
+  for (const std::string& raw : items) {
+    const size_t open = raw.find('[');
+    if (open == std::string::npos) {
+      ZARRD_ASSIGN_OR_RETURN(Selection one, ParseSelection(raw));
+      if (one.size() > 1) return InvalidArgument("selection: bad item \"" + raw + "\"");
+      if (!one.empty()) *out.add_items() = ToWire(one).items(0);
+      continue;
+    }
+    const size_t close = raw.find(']');
+    if (raw.find_first_not_of(" \t", close + 1) != std::string::npos ||
+        raw.find_first_not_of(" \t") != open) {
+      return InvalidArgument("selection: bad item \"" + raw + "\"");
+    }
+    auto* list = out.add_items()->mutable_indices();
+    std::string inner = raw.substr(open + 1, close - open - 1);
+    if (inner.find_first_not_of(" \t") != std::string::npos) {
+      ZARRD_ASSIGN_OR_RETURN(Selection values, ParseSelection(inner));
+      for (const auto& v : values) {
+        if (v.kind != SelectionItem::Kind::kIndex) {
+          return InvalidArgument("selection: a list holds integers: \"" + raw + "\"");
+        }
+        list->add_values(v.index);
+      }
+    }
+    if (points >= 0 && points != list->values_size() && mode == pb::SELECTION_MODE_VECTORIZED) {
+      return InvalidArgument("selection: point coordinate lists differ in length");
+    }
+    points = list->values_size();
+  }
+  if (mode == pb::SELECTION_MODE_BASIC && points >= 0) mode = pb::SELECTION_MODE_ORTHOGONAL;
+  if (mode == pb::SELECTION_MODE_VECTORIZED) out.add_point_shape(std::max<int64_t>(points, 0));
+  if (mode == pb::SELECTION_MODE_BLOCK && points >= 0) {
+    return InvalidArgument("selection: blocks take integers and slices");
+  }
+  out.set_mode(mode);
+  return out;
+}
+
+Result<std::vector<int64_t>> SelectionShape(const pb::Selection& selection,
+                                            const std::vector<int64_t>& shape,
+                                            const std::vector<int64_t>& chunks) {
+  if (IsAdvanced(selection)) {
+    ZARRD_ASSIGN_OR_RETURN(ResolvedAdvanced sel,
+                           AdvancedFromWire(selection, shape, std::numeric_limits<int64_t>::max()));
+    return sel.result_shape;
+  }
+  ZARRD_ASSIGN_OR_RETURN(Selection basic, BasicFromWire(selection, shape, chunks));
+  ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(basic, shape));
+  return sel.result_shape;
 }
 
 size_t NodeInfo::item_size() const {
@@ -378,6 +445,7 @@ size_t Client::BandCount(size_t size) const {
 Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const std::string& path,
                                                 const pb::Selection& selection, size_t streams,
                                                 uint64_t band_bytes, uint64_t max_band_bytes) {
+  if (selection.mode() != pb::SELECTION_MODE_BASIC) return std::vector<Band>{};  // one request
   ZARRD_ASSIGN_OR_RETURN(NodeInfo node, GetNode(store, path));
   ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(FromWire(selection), node.shape));
   size_t d0 = 0;

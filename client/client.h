@@ -18,8 +18,16 @@ namespace zarrd::client {
 
 namespace pb = ::zarrd::v1;
 
-// numpy basic indexing on the wire; ParseSelection-style text ("1, ::2, ...") converts.
-Result<pb::Selection> SelectionFromText(const std::string& text);
+// A selection from text: ParseSelection's items ("1, ::2, ...") and index lists in brackets.
+// BASIC: text with a list becomes ORTHOGONAL ("[1,5,-1], :" is zarr's oindex). VECTORIZED
+// (points): one list per dimension, all of one length, slices for the rest ("[0,5], [3,3]").
+// BLOCK: chunk indices and slices of them ("1, 0:2", zarr's blocks).
+Result<pb::Selection> SelectionFromText(const std::string& text,
+                                        pb::SelectionMode mode = pb::SELECTION_MODE_BASIC);
+// numpy's result shape of `selection` over an array of `shape` and `chunks`.
+Result<std::vector<int64_t>> SelectionShape(const pb::Selection& selection,
+                                            const std::vector<int64_t>& shape,
+                                            const std::vector<int64_t>& chunks);
 
 struct NodeInfo {
   std::string store, path;

@@ -15,6 +15,7 @@
 #include "client/device_client.h"
 #endif
 #include "client/npy.h"
+#include "common/checked.h"
 #include "common/dtype.h"
 #include "common/selection.h"
 #include "common/version.h"
@@ -31,7 +32,7 @@ struct Options {
   bool json = false;
   std::string node, destination, selection, output, input, metadata_file, set_attributes, gpu;
   std::string shape, chunks, dtype = "float64", codec = "zstd", fill_value;
-  bool has_fill_value = false, overwrite = false;
+  bool has_fill_value = false, overwrite = false, points = false, blocks = false;
   int zarr_format = 3;
   double timeout = 5;
 };
@@ -307,15 +308,17 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
         const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
   // The result size comes from the server: a one-element probe of the descriptor would cost a
   // round trip, so resolve the selection here against the shape.
-  auto parsed = zarrd::ParseSelection(o.selection);
-  auto resolved = zarrd::ResolveSelection(*parsed, node.shape);
-  if (!resolved.ok()) return Fail(resolved.status());
-  const uint64_t nbytes = resolved->num_bytes(node.item_size());
+  auto result_shape = zarrd::client::SelectionShape(selection, node.shape, node.chunks);
+  if (!result_shape.ok()) return Fail(result_shape.status());
+  uint64_t nbytes = node.item_size();
+  for (int64_t extent : *result_shape) {
+    nbytes = zarrd::SaturatingMul(nbytes, static_cast<uint64_t>(extent));
+  }
   const uint64_t memory =
       static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::getpagesize());
   if (nbytes > memory) {
     return Fail(zarrd::ResourceExhausted(
-        o.node + ": the result of shape " + json(resolved->result_shape).dump() + " holds " +
+        o.node + ": the result of shape " + json(*result_shape).dump() + " holds " +
         (nbytes == UINT64_MAX ? "more than 2^64" : std::to_string(nbytes)) +
         " bytes, more than this host's " + std::to_string(memory) + " bytes of memory"));
   }
@@ -325,7 +328,7 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
   if (!s.ok()) return Fail(s);
   const std::string& out = o.output;
   if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-    s = zarrd::client::WriteNpy(out, Typestr(node), resolved->result_shape, buf.data(),
+    s = zarrd::client::WriteNpy(out, Typestr(node), *result_shape, buf.data(),
                                 buf.size());
   } else {
     std::ofstream f(out, std::ios::binary);
@@ -333,7 +336,7 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
     if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
   }
   if (!s.ok()) return Fail(s);
-  std::cerr << "wrote " << buf.size() << " bytes, shape " << json(resolved->result_shape).dump()
+  std::cerr << "wrote " << buf.size() << " bytes, shape " << json(*result_shape).dump()
             << ", to " << out << "\n";
   if (o.json) {
     return PrintJson({{"store", store},
@@ -447,7 +450,10 @@ int Execute(const std::string& command, const Options& o) {
   }
   if (command == "copy") return Copy(c, o);
 
-  auto selection = zarrd::client::SelectionFromText(o.selection);
+  auto selection = zarrd::client::SelectionFromText(
+      o.selection, o.points   ? pb::SELECTION_MODE_VECTORIZED
+                   : o.blocks ? pb::SELECTION_MODE_BLOCK
+                              : pb::SELECTION_MODE_BASIC);
   if (!selection.ok()) return Fail(selection.status());
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
@@ -503,7 +509,14 @@ int Run(int argc, char** argv) {
     sub->add_option("node", o.node, what)->required();
   };
   auto selection_arg = [&](CLI::App* sub) {
-    sub->add_option("selection", o.selection, "numpy-like selection (default: everything)");
+    sub->add_option("selection", o.selection,
+                    "numpy-like selection (default: everything); index lists make it orthogonal: "
+                    "\"[1,5,-1], :\"");
+    auto* points = sub->add_flag("--points", o.points,
+                                 "the selection is coordinate lists, one per dimension (numpy's "
+                                 "points): \"[0,5,9], [3,3,1]\"");
+    sub->add_flag("--blocks", o.blocks, "the selection is chunk indices and slices of them: \"1, 0:2\"")
+        ->excludes(points);
   };
   auto format_opt = [&](CLI::App* sub) {
     sub->add_option("--zarr-format", o.zarr_format, "2 or 3 (default 3)")

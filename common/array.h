@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/advanced_selection.h"
 #include "common/chunk_sink.h"
 #include "common/chunk_source.h"
 #include "common/metadata.h"
@@ -58,6 +59,14 @@ class Array {
   // GPU memory).
   Status WriteFromSource(const ResolvedSelection& selection, ChunkSource& source,
                          const IoOptions& options = {});
+  // Reads or writes an advanced selection (orthogonal, points, mask; common/advanced_selection.h)
+  // in the layout of ResolvedAdvanced::result_shape. Each touched chunk is decoded once whatever
+  // the order or repetition of the indices; writes read-modify-write each chunk under its lock,
+  // the last of repeated positions winning, as in numpy.
+  Status ReadAdvanced(const ResolvedAdvanced& selection, void* out, size_t out_size,
+                      const IoOptions& options = {}) const;
+  Status WriteAdvanced(const ResolvedAdvanced& selection, const void* in, size_t in_size,
+                       const IoOptions& options = {});
   // Changes the shape, whole or not at all; chunks wholly outside the new shape are deleted
   // and the kept edge chunks have their cut-off part reset to the fill value, as zarr-python
   // does. Every chunk is read and trimmed before the metadata changes; a crash after that

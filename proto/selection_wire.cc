@@ -27,6 +27,54 @@ Selection FromWire(const v1::Selection& selection) {
   return out;
 }
 
+bool IsAdvanced(const v1::Selection& selection) {
+  return selection.mode() == v1::SELECTION_MODE_ORTHOGONAL ||
+         selection.mode() == v1::SELECTION_MODE_VECTORIZED ||
+         selection.mode() == v1::SELECTION_MODE_MASK;
+}
+
+Result<Selection> BasicFromWire(const v1::Selection& selection, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& chunk_shape) {
+  for (const auto& item : selection.items()) {
+    if (item.has_indices() || item.kind_case() == v1::SelectionItem::kMask) {
+      return InvalidArgument("selection: index lists and masks need mode ORTHOGONAL or VECTORIZED");
+    }
+  }
+  if (selection.mode() == v1::SELECTION_MODE_BLOCK) {
+    return BlockSelection(FromWire(selection), shape, chunk_shape);
+  }
+  if (selection.mode() != v1::SELECTION_MODE_BASIC) {
+    return InvalidArgument("selection: unknown mode " + std::to_string(selection.mode()));
+  }
+  return FromWire(selection);
+}
+
+Result<ResolvedAdvanced> AdvancedFromWire(const v1::Selection& selection,
+                                          const std::vector<int64_t>& shape, int64_t max_elements) {
+  if (selection.mode() == v1::SELECTION_MODE_MASK) {
+    const std::string& mask = selection.mask();
+    return ResolveMask(std::vector<uint8_t>(mask.begin(), mask.end()), shape);
+  }
+  std::vector<AdvancedItem> items;
+  for (const auto& item : selection.items()) {
+    if (item.has_indices()) {
+      const auto& v = item.indices().values();
+      items.push_back(AdvancedItem::Indices(std::vector<int64_t>(v.begin(), v.end())));
+    } else if (item.kind_case() == v1::SelectionItem::kMask) {
+      items.push_back(
+          AdvancedItem::Mask(std::vector<uint8_t>(item.mask().begin(), item.mask().end())));
+    } else {
+      v1::Selection one;
+      *one.add_items() = item;
+      items.push_back(AdvancedItem::Basic(FromWire(one).at(0)));
+    }
+  }
+  const auto mode = selection.mode() == v1::SELECTION_MODE_VECTORIZED ? AdvancedMode::kVectorized
+                                                                      : AdvancedMode::kOrthogonal;
+  const std::vector<int64_t> points(selection.point_shape().begin(), selection.point_shape().end());
+  return ResolveAdvanced(items, mode, points, shape, max_elements);
+}
+
 v1::Selection ToWire(const Selection& selection) {
   v1::Selection out;
   for (const auto& item : selection) {

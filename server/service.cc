@@ -220,9 +220,12 @@ ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& r
   if (req.selection().ByteSizeLong() > (64 << 10)) return Dispatch::kExecutor;  // long index lists
   std::shared_ptr<Array> array = OpenedArray(req.store(), req.path());
   if (!array) return Dispatch::kExecutor;  // opening it reads the store
+  if (IsAdvanced(req.selection())) return Dispatch::kExecutor;
   auto m = array->metadata();
-  auto sel = ResolveSelection(FromWire(req.selection()), m->shape);
-  if (!sel.ok()) return Dispatch::kShort;  // fails at once
+  auto basic = BasicFromWire(req.selection(), m->shape, m->chunk_shape);
+  if (!basic.ok()) return Dispatch::kShort;  // fails at once
+  auto sel = ResolveSelection(*basic, m->shape);
+  if (!sel.ok()) return Dispatch::kShort;
   const auto prototype = ResolvePrototype(req, m->rank());
   if (prototype.ok() && *prototype == PrototypeKind::kDevice && array->store().device_resident()) {
     const uint64_t nbytes = sel->num_bytes(ItemSize(m->dtype));
@@ -473,7 +476,11 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         auto m = array->metadata();
         ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, ResolvePrototype(*req, m->rank()));
-        auto sel = ResolveSelection(FromWire(req->selection()), m->shape);
+        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
+        if (IsAdvanced(req->selection())) return GetAdvanced(*array, *req, prototype, io, resp);
+        auto basic = BasicFromWire(req->selection(), m->shape, m->chunk_shape);
+        if (!basic.ok()) return basic.status().WithContext("array '" + req->path() + "'");
+        auto sel = ResolveSelection(*basic, m->shape);
         if (!sel.ok()) return sel.status().WithContext("array '" + req->path() + "'");
         Describe(*m, *sel, resp->mutable_array());
         const uint64_t nbytes = resp->array().nbytes();
@@ -482,7 +489,6 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    " bytes exceeds max_result_bytes " +
                                    std::to_string(config_.max_result_bytes));
         }
-        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         if (prototype == PrototypeKind::kDevice) {
           resp->mutable_array()->set_prototype(pb::PROTOTYPE_DEVICE);
           ZARRD_RETURN_IF_ERROR(devices_->Read(*array, *sel, *req, io, resp));
@@ -529,8 +535,11 @@ grpc::ServerUnaryReactor* ZarrdService::SetItem(grpc::CallbackServerContext*,
         ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
-        ZARRD_ASSIGN_OR_RETURN(auto sel,
-                               ResolveInput(*array, req->path(), FromWire(req->selection())));
+        if (IsAdvanced(req->selection())) return SetAdvanced(*array, *req, io, resp);
+        auto basic = BasicFromWire(req->selection(), array->metadata()->shape,
+                                   array->metadata()->chunk_shape);
+        if (!basic.ok()) return basic.status().WithContext("array '" + req->path() + "'");
+        ZARRD_ASSIGN_OR_RETURN(auto sel, ResolveInput(*array, req->path(), *basic));
         if (req->lease_id() != 0 || req->has_device_region()) {
           ZARRD_ASSIGN_OR_RETURN(uint64_t written, devices_->Write(*array, sel, *req, io));
           resp->set_nbytes_written(written);

@@ -99,6 +99,16 @@ class ZarrdService final
   // would exceed max_request_bytes.
   Result<ResolvedSelection> ResolveInput(const Array& array, const std::string& path,
                                          const Selection& selection) const;
+  // An advanced selection (orthogonal, points, mask) of `array`, resolved; RESOURCE_EXHAUSTED
+  // when the result (`for_input`: the input) would exceed max_result_bytes (max_request_bytes).
+  Result<ResolvedAdvanced> ResolveAdvanced(const Array& array, const std::string& path,
+                                           const pb::Selection& selection, bool for_input) const;
+  // GetItem of an advanced selection: HOST results, as bytes or into a host region.
+  Status GetAdvanced(const Array& array, const pb::GetItemRequest& req, PrototypeKind prototype,
+                     const IoOptions& io, pb::GetItemResponse* resp);
+  // SetItem of an advanced selection from the request's bytes or host region.
+  Status SetAdvanced(Array& array, const pb::SetItemRequest& req, const IoOptions& io,
+                     pb::SetItemResponse* resp);
   // The request's prototype, else the array's override, else HOST for arrays of rank 0 or 1
   // (coordinates), else the server's default.
   Result<PrototypeKind> ResolvePrototype(const pb::GetItemRequest& req, size_t rank) const;
@@ -171,5 +181,6 @@ class ZarrdService final
 
 // Converts a wire selection to the engine's.
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out);
+void Describe(const ArrayMetadata& m, const ResolvedAdvanced& sel, pb::ArrayDescriptor* out);
 
 }  // namespace zarrd::server

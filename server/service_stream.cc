@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <optional>
 
 #include "proto/piece_wire.h"
 #include "server/service.h"
@@ -155,10 +156,21 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return InvalidArgument("GetItemStream serves HOST results; DEVICE results of " +
                              req_->store() + ":" + req_->path() + " come from GetItem");
     }
-    auto sel = ResolveSelection(FromWire(req_->selection()), m->shape);
-    if (!sel.ok()) return sel.status().WithContext("array '" + req_->path() + "'");
     pb::GetItemResponse first;
-    Describe(*m, *sel, first.mutable_array());
+    ResolvedSelection sel;
+    std::optional<ResolvedAdvanced> advanced;  // read in one band: its chunks are not banded
+    if (IsAdvanced(req_->selection())) {
+      ZARRD_ASSIGN_OR_RETURN(
+          advanced, service_->ResolveAdvanced(*array, req_->path(), req_->selection(), false));
+      Describe(*m, *advanced, first.mutable_array());
+    } else {
+      auto basic = BasicFromWire(req_->selection(), m->shape, m->chunk_shape);
+      if (!basic.ok()) return basic.status().WithContext("array '" + req_->path() + "'");
+      auto resolved = ResolveSelection(*basic, m->shape);
+      if (!resolved.ok()) return resolved.status().WithContext("array '" + req_->path() + "'");
+      sel = std::move(*resolved);
+      Describe(*m, sel, first.mutable_array());
+    }
     const uint64_t nbytes = first.array().nbytes();
     const auto& config = service_->config();
     if (nbytes > config.max_result_bytes) {
@@ -176,11 +188,12 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
     // The engine reads from the chunk grid of the array, or of the inner chunks when sharded.
     std::vector<int64_t> grid = m->chunk_shape;
-    auto bands = Bands(*sel, grid, ItemSize(m->dtype), 4 * piece);
+    const auto bands = advanced ? std::vector<ResolvedSelection>{}
+                                : Bands(sel, grid, ItemSize(m->dtype), 4 * piece);
     uint64_t offset = 0;
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
-    for (const auto& band : bands) {
-      const size_t band_bytes = band.num_bytes(ItemSize(m->dtype));
+    for (size_t b = 0; b < (advanced ? 1 : bands.size()); ++b) {
+      const size_t band_bytes = advanced ? nbytes : bands[b].num_bytes(ItemSize(m->dtype));
       // The band's bytes come out of the budget all streams share, and go back when its last
       // piece has been sent. Not zero-filled: the read writes every byte.
       ByteBudget& budget = service_->stream_budget();
@@ -196,7 +209,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
             --*held;
             budget.Release(band_bytes);
           });
-      ZARRD_RETURN_IF_ERROR(array->ReadResolved(band, buffer.get(), band_bytes, io));
+      ZARRD_RETURN_IF_ERROR(advanced ? array->ReadAdvanced(*advanced, buffer.get(), band_bytes, io)
+                                     : array->ReadResolved(bands[b], buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
         if (!Push(PieceMessage(buffer, at, n, offset + at), max_queued)) {
@@ -264,9 +278,19 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
       path_ = msg_.path();
       ZARRD_RETURN_IF_ERROR(service_->FindStore(store_, true));
       ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
-      ZARRD_ASSIGN_OR_RETURN(selection_,
-                             service_->ResolveInput(*array_, path_, FromWire(msg_.selection())));
-      data_.resize(selection_.num_bytes(ItemSize(array_->metadata()->dtype)));
+      int64_t elements = 0;
+      if (IsAdvanced(msg_.selection())) {
+        ZARRD_ASSIGN_OR_RETURN(advanced_,
+                               service_->ResolveAdvanced(*array_, path_, msg_.selection(), true));
+        elements = advanced_->num_elements;
+      } else {
+        auto basic = BasicFromWire(msg_.selection(), array_->metadata()->shape,
+                                   array_->metadata()->chunk_shape);
+        if (!basic.ok()) return basic.status().WithContext("array '" + path_ + "'");
+        ZARRD_ASSIGN_OR_RETURN(selection_, service_->ResolveInput(*array_, path_, *basic));
+        elements = selection_.num_elements();
+      }
+      data_.resize(SaturatingMul(static_cast<uint64_t>(elements), ItemSize(array_->metadata()->dtype)));
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();
@@ -289,7 +313,9 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
     }
     IoOptions io{.pool = nullptr, .cancelled = &cancelled_};
     HostSource source(data_.data(), data_.size(), ItemSize(array_->metadata()->dtype));
-    ZARRD_RETURN_IF_ERROR(array_->WriteFromSource(selection_, source, io));
+    ZARRD_RETURN_IF_ERROR(advanced_
+                              ? array_->WriteAdvanced(*advanced_, data_.data(), data_.size(), io)
+                              : array_->WriteFromSource(selection_, source, io));
     resp_->set_nbytes_written(data_.size());
     return OkStatus();
   }
@@ -301,6 +327,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   std::string store_, path_;
   std::shared_ptr<Array> array_;
   ResolvedSelection selection_;
+  std::optional<ResolvedAdvanced> advanced_;
   std::vector<uint8_t> data_;
   uint64_t received_ = 0;
   std::atomic<bool> cancelled_{false};

@@ -169,7 +169,7 @@ def test_outer_selections_equal_numpy_and_read_runs_not_the_box(server, client):
         a.oindex[:, [40]]
     with pytest.raises(IndexError, match="1-d"):
         a.oindex[[[1, 2]]]
-    # Rows 0 and 49 are 49 apart (chunks of 8): two runs of one row, not 50 rows.
+    # The server selects rows 49 and 0: it reads the selection, not the 50 rows between.
     url = server.log_text().split("metrics on ")[1].split()[0]
     before = get(scrape(url), "zarrd_read_bytes_total", prototype="host")
     np.testing.assert_array_equal(a.oindex[[49, 0], :, 3], values[[49, 0], :, 3])

@@ -322,3 +322,32 @@ def test_default_compressors_are_zarr_python_s_and_the_python_client_s(server, t
                 assert meta["codecs"] == ours["codecs"], codec
                 if codec in (None, "zstd"):
                     assert meta["codecs"][1] == zarr_python_3_default
+
+
+def test_orthogonal_point_and_block_selections(server, tmp_path):
+    values = np.random.default_rng(9).integers(-1000, 1000, (13, 9), dtype="<i4")
+    np.save(tmp_path / "in.npy", values)
+    zarrctl(server.unix, "create", "local:sel", "--shape", "13,9", "--chunks", "4,4",
+            "--dtype", "int32", "--codec", "zstd")
+    zarrctl(server.unix, "put", "local:sel", "-i", tmp_path / "in.npy")
+    out = tmp_path / "out.npy"
+    zarrctl(server.unix, "get", "local:sel", "[12, 0, -1, 0], 1:8:3", "-o", out)
+    np.testing.assert_array_equal(np.load(out), values[[12, 0, -1, 0]][:, 1:8:3])
+    zarrctl(server.unix, "get", "local:sel", "[2], [8, -9, 8]", "-o", out)
+    np.testing.assert_array_equal(np.load(out), values[np.ix_([2], [8, -9, 8])])
+    zarrctl(server.unix, "get", "local:sel", "--points", "[0, 5, 12], [3, 3, -1]", "-o", out)
+    np.testing.assert_array_equal(np.load(out), values[[0, 5, 12], [3, 3, -1]])
+    zarrctl(server.unix, "get", "local:sel", "--blocks", "-1, 0:2", "-o", out)
+    np.testing.assert_array_equal(np.load(out), values[12:13, 0:8])
+    bad = zarrctl(server.unix, "get", "local:sel", "[13], :", "-o", out, check=False)
+    assert bad.returncode == 1 and "index 13 is out of bounds for axis 0 with size 13" in bad.stderr
+    # Writes: orthogonal, then points.
+    np.save(tmp_path / "patch.npy", np.array([[1, 2], [3, 4]], dtype="<i4"))
+    zarrctl(server.unix, "put", "local:sel", "[5, 1], [0, 8]", "-i", tmp_path / "patch.npy")
+    values[np.ix_([5, 1], [0, 8])] = [[1, 2], [3, 4]]
+    np.save(tmp_path / "patch.npy", np.array([-5, -6], dtype="<i4"))
+    zarrctl(server.unix, "put", "local:sel", "--points", "[7, 8], [7, 8]", "-i",
+            tmp_path / "patch.npy")
+    values[[7, 8], [7, 8]] = [-5, -6]
+    zarrctl(server.unix, "get", "local:sel", "", "-o", out)
+    np.testing.assert_array_equal(np.load(out), values)

@@ -1,19 +1,85 @@
 // libFuzzer target: numpy-style selection text against a small array. Three bytes give the
 // shape, three the chunk shape, the rest is the text. What resolves must split into chunk parts
 // that cover exactly the selected elements, each inside its chunk, and print back to text that
-// resolves the same.
+// resolves the same. The same bytes also make an advanced selection (orthogonal or points, per
+// dimension an integer, a slice, an index list or a mask) and a block selection: what resolves
+// must stay within the array and agree with its result shape.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "common/advanced_selection.h"
 #include "common/chunk_selection.h"
 #include "common/selection.h"
 
+namespace {
+
+using namespace zarrd;
+
+void CheckAdvanced(const uint8_t* data, size_t size, const std::vector<int64_t>& shape,
+                   const std::vector<int64_t>& chunks) {
+  size_t at = 0;
+  auto next = [&]() -> int64_t { return at < size ? static_cast<int8_t>(data[at++]) : 0; };
+  const bool points = next() & 1;
+  const int64_t count = next() & 7;
+  std::vector<AdvancedItem> items;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    switch (next() & 3) {
+      case 0:
+        items.push_back(AdvancedItem::Basic(SelectionItem::Index(next())));
+        break;
+      case 1:
+        items.push_back(AdvancedItem::Basic(SelectionItem::Slice(next(), next(), next() | 1)));
+        break;
+      case 2: {
+        std::vector<int64_t> v(count);
+        for (auto& i : v) i = next();
+        items.push_back(AdvancedItem::Indices(v));
+        break;
+      }
+      default: {
+        std::vector<uint8_t> m(next() & 15);
+        for (auto& b : m) b = next() & 1;
+        items.push_back(AdvancedItem::Mask(m));
+      }
+    }
+  }
+  auto sel = ResolveAdvanced(items, points ? AdvancedMode::kVectorized : AdvancedMode::kOrthogonal,
+                             {count}, shape, 1 << 20);
+  if (sel.ok()) {
+    int64_t n = 1;
+    for (int64_t s : sel->result_shape) n *= s;
+    int64_t axes = 1;
+    for (const auto& axis : sel->axes) {
+      axes *= axis.length;
+      for (size_t j = 0; j < axis.dims.size() && n > 0; ++j) {
+        if (static_cast<int64_t>(axis.coords[j].size()) != axis.length) std::abort();
+        for (int64_t c : axis.coords[j]) {
+          if (c < 0 || c >= shape[axis.dims[j]]) std::abort();
+        }
+      }
+    }
+    if (n != sel->num_elements || axes != n) std::abort();
+  }
+  Selection blocks;
+  for (size_t d = 0; d < shape.size(); ++d) blocks.push_back(SelectionItem::Index(next()));
+  auto b = BlockSelection(blocks, shape, chunks);
+  if (b.ok()) {
+    auto r = ResolveSelection(*b, shape);
+    if (!r.ok()) std::abort();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (r->dims[d].count < 1 || r->dims[d].count > chunks[d]) std::abort();
+    }
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace zarrd;
   if (size < 6) return 0;
   const std::vector<int64_t> shape = {data[0], data[1] % 64, data[2] % 16};
   const std::vector<int64_t> chunks = {1 + data[3] % 32, 1 + data[4] % 8, 1 + data[5] % 4};
+  CheckAdvanced(data + 6, size - 6, shape, chunks);
   const std::string_view text(reinterpret_cast<const char*>(data + 6), size - 6);
   auto sel = ParseSelection(text);
   if (!sel.ok()) return 0;

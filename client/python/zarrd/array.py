@@ -5,10 +5,11 @@ from collections.abc import MutableMapping
 import grpc
 import numpy as np
 
-from zarrd import config, device, errors, host_region, orthogonal
+from zarrd import config, device, errors, host_region
 from zarrd.node import Node
-from zarrd.selection import full_key, to_proto
-from zarrd.stream import chunk_aligned_bands, read_streamed
+from zarrd.selection import (any_to_proto, block_to_proto, full_key, is_basic, mask_to_proto,
+                             orthogonal_to_proto, to_proto, vectorized_to_proto)
+from zarrd.stream import chunk_aligned_bands, read_one_stream, read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
 
 _PIECE = 4 << 20  # when the server names no stream_piece_bytes
@@ -58,12 +59,17 @@ class Attributes(MutableMapping):
         return repr(self._read())
 
 
-class _OIndex:
-    def __init__(self, array):
-        self._array = array
+class _Indexer:
+    """`a.oindex[...]`, `a.vindex[...]`, `a.blocks[...]`: reads and writes of one selection kind."""
+
+    def __init__(self, array, kind):
+        self._array, self._kind = array, kind
 
     def __getitem__(self, selection):
-        return self._array.get_orthogonal_selection(selection)
+        return getattr(self._array, f"get_{self._kind}_selection")(selection)
+
+    def __setitem__(self, selection, value):
+        getattr(self._array, f"set_{self._kind}_selection")(selection, value)
 
 
 class Array(Node):
@@ -163,11 +169,18 @@ class Array(Node):
         result is complete when get returns; given a CuPy `stream`, get returns as soon as the
         server answers and the result is complete in that stream's order instead: work queued
         on `stream` afterwards sees it, other streams must wait for `stream` first."""
-        sel, shape = to_proto(selection, self.shape)
+        sel, shape = any_to_proto(selection, self.shape)
+        return self._read(sel, shape, selection, prototype, device, stream)
+
+    def _read(self, sel, shape, selection, prototype="host", gpu=None, stream=None):
+        """Reads the wire selection `sel` (of result `shape`; `selection` is its key when basic)."""
+        if not is_basic(sel) and prototype == "device":
+            # The server serves advanced selections as HOST results: uploaded here.
+            return device.cupy().asarray(self._read(sel, shape, None, "host"))
         request = pb.GetItemRequest(store=self.store, path=self.path, selection=sel)
         if prototype == "device":
             request.prototype = pb.PROTOTYPE_DEVICE
-            request.device_uuid = device or ""
+            request.device_uuid = gpu or ""
             request.client_pid = self._client.pid
             session = self._client.device_session()
             request.answer_before_ready = session.waits_on_events()
@@ -187,7 +200,7 @@ class Array(Node):
             return pb.GetItemRequest(store=self.store, path=self.path, prototype=pb.PROTOTYPE_HOST,
                                      selection=to_proto(key, self.shape)[0])
         regions = self._client.host_regions
-        if regions.enabled and nbytes > host_region.MAX_BYTES:
+        if regions.enabled and nbytes > host_region.MAX_BYTES and is_basic(sel):
             bands = chunk_aligned_bands(full_key(selection, self.ndim), self.shape, shape,
                                         self.dtype.itemsize, self.chunks, host_region.BAND_BYTES,
                                         host_region.MAX_BYTES)
@@ -199,18 +212,49 @@ class Array(Node):
             response = errors.call(self._client.stub.GetItem, request)
             return np.frombuffer(response.data, self.dtype.newbyteorder("<")).reshape(shape).copy() \
                 if response.data else np.empty(shape, self.dtype)
+        if not is_basic(sel):
+            return read_one_stream(self._client, request, shape, self.dtype.newbyteorder("<"))
         return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
                              self.shape, shape, self.dtype.newbyteorder("<"), request_for)
 
     def get_orthogonal_selection(self, selection, prototype=None):
-        """Reads an outer selection, as zarr's: per dimension an integer, a slice or a 1-d array
-        of integers or booleans (see zarrd.orthogonal for how it goes over the wire)."""
-        return orthogonal.read(self, selection, prototype or self._default_prototype())
+        """zarr's outer selection: per dimension an integer, a slice or a 1-d array of integers
+        (any order, repeats, negatives) or booleans, each array selecting along its own
+        dimension; selected by the server, which decodes each chunk once."""
+        return self._read(*orthogonal_to_proto(selection, self.shape), None,
+                          prototype or self._default_prototype())
+
+    def get_coordinate_selection(self, selection, prototype=None):
+        """zarr's vindex: integer arrays broadcast together into points (numpy's advanced
+        indexing; slices for dimensions without an array)."""
+        return self._read(*vectorized_to_proto(selection, self.shape), None,
+                          prototype or self._default_prototype())
+
+    def get_mask_selection(self, mask, prototype=None):
+        """The elements where the boolean `mask` (the array's shape) is true, 1-d in C order."""
+        return self._read(*mask_to_proto(mask, self.shape), None,
+                          prototype or self._default_prototype())
+
+    def get_block_selection(self, selection, prototype=None):
+        """zarr's blocks: per dimension a chunk index or a slice of chunk indices."""
+        sel, shape = block_to_proto(selection, self.shape, self.chunks)
+        return self._read(sel, shape, None, prototype or self._default_prototype())
 
     @property
     def oindex(self):
         """`a.oindex[rows, cols]`: the orthogonal selection, as zarr's `Array.oindex`."""
-        return _OIndex(self)
+        return _Indexer(self, "orthogonal")
+
+    @property
+    def vindex(self):
+        """`a.vindex[rows, cols]`: points, as zarr's `Array.vindex` (a boolean array of the
+        array's shape selects its true elements)."""
+        return _Indexer(self, "coordinate")
+
+    @property
+    def blocks(self):
+        """`a.blocks[i, 1:3]`: whole chunks, as zarr's `Array.blocks`."""
+        return _Indexer(self, "block")
 
     # Writes.
     def __setitem__(self, key, value):
@@ -218,7 +262,23 @@ class Array(Node):
 
     def set(self, selection, value):
         """Writes `value` (broadcast to the selection's shape) into `selection`."""
-        sel, shape = to_proto(selection, self.shape)
+        self._write(*any_to_proto(selection, self.shape), value)
+
+    def set_orthogonal_selection(self, selection, value):
+        self._write(*orthogonal_to_proto(selection, self.shape), value)
+
+    def set_coordinate_selection(self, selection, value):
+        self._write(*vectorized_to_proto(selection, self.shape), value)
+
+    def set_mask_selection(self, mask, value):
+        self._write(*mask_to_proto(mask, self.shape), value)
+
+    def set_block_selection(self, selection, value):
+        self._write(*block_to_proto(selection, self.shape, self.chunks), value)
+
+    def _write(self, sel, shape, value):
+        if device.is_device_array(value) and not is_basic(sel):
+            value = device.as_cupy(value).get()  # advanced selections are written from the host
         if device.is_device_array(value):
             return self._set_from_device(sel, shape, value)
         data = np.ascontiguousarray(np.broadcast_to(np.asarray(value, self.dtype.newbyteorder("<")), shape))

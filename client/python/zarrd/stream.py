@@ -70,6 +70,30 @@ def chunk_aligned_bands(key, shape, out_shape, itemsize, chunks, target_bytes, m
     return bands
 
 
+def _stream_into(client, number, request, flat, nbytes):
+    """Reads one GetItemStream into the bytes `flat[:nbytes]`."""
+    call = client.band_channel(number).unary_stream(
+        "/zarrd.v1.Zarrd/GetItemStream",
+        request_serializer=lambda r: r.SerializeToString(), response_deserializer=None)
+    try:
+        for raw in call(request):
+            offset, data, _ = decode_piece(raw)
+            if data is not None and len(data):
+                if offset + len(data) > nbytes:
+                    raise errors.DataLossError(grpc.StatusCode.DATA_LOSS,
+                                               "the server sent a piece outside the result")
+                flat[offset:offset + len(data)] = np.frombuffer(data, np.uint8)
+    except grpc.RpcError as e:
+        raise errors.from_rpc(e) from None
+
+
+def read_one_stream(client, request, out_shape, dtype):
+    """Reads `request` (any selection) through one GetItemStream into a new array."""
+    out = np.empty(out_shape, dtype)
+    _stream_into(client, 0, request, out.reshape(-1).view(np.uint8), out.nbytes)
+    return out
+
+
 def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for):
     """Reads `key` into a new array of `out_shape`; request_for(key) makes a GetItemRequest."""
     out = np.empty(out_shape, dtype)
@@ -78,20 +102,8 @@ def read_streamed(client, store, path, key, shape, out_shape, dtype, request_for
 
     def read(numbered):
         number, (band_key, first_row, rows) = numbered
-        call = client.band_channel(number).unary_stream(
-            "/zarrd.v1.Zarrd/GetItemStream",
-            request_serializer=lambda r: r.SerializeToString(), response_deserializer=None)
-        base = first_row * row_bytes
-        try:
-            for raw in call(request_for(band_key)):
-                offset, data, _ = decode_piece(raw)
-                if data is not None and len(data):
-                    if offset + len(data) > rows * row_bytes:
-                        raise errors.DataLossError(grpc.StatusCode.DATA_LOSS,
-                                                   "the server sent a piece outside the result")
-                    flat[base + offset:base + offset + len(data)] = np.frombuffer(data, np.uint8)
-        except grpc.RpcError as e:
-            raise errors.from_rpc(e) from None
+        _stream_into(client, number, request_for(band_key), flat[first_row * row_bytes:],
+                     rows * row_bytes)
 
     bands = _bands(key, shape, out_shape, dtype.itemsize, max(1, client.read_streams))
     if len(bands) == 1:

@@ -10,13 +10,14 @@ inside `zarrd.config.enable_gpu()` (or its process-wide form).
 `chunks={}` gives Dask arrays aligned to the Zarr chunks (each variable's `preferred_chunks`).
 The variables pickle: on Dask distributed each worker reads through its own process's client,
 and a dataset opened without `address` reads, in a worker, from the worker's $ZARRD_ADDRESS
-(its node's zarrd). Outer and vectorized indexing go through zarrd.orthogonal (slices on the
-wire, the index lists picked out on the client). `ds.close()` closes the connection it opened."""
+(its node's zarrd). Outer and vectorized indexing are selected by the server (zarrd's orthogonal
+and point selections). `ds.close()` closes the connection it opened."""
 import numpy as np
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.backends.common import AbstractDataStore
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
+from xarray.core.nputils import _advanced_indexer_subspaces
 from xarray.core.utils import FrozenDict
 
 from zarrd import config
@@ -30,18 +31,15 @@ class ZarrdBackendArray(BackendArray):
         self.shape, self.dtype = array.shape, array.dtype
 
     def __getitem__(self, key):
-        # xarray's explicit_indexing_adapter, but with its in-memory second step on CuPy too.
-        raw_key, rest = indexing.decompose_indexer(key, self.shape, indexing.IndexingSupport.OUTER)
-        device = config.gpu_enabled() and not self.host_only
-        out = self.array.get_orthogonal_selection(raw_key.tuple, "device" if device else "host")
-        if not rest.tuple:
-            return out
-        if isinstance(out, np.ndarray):
-            return indexing.NumpyIndexingAdapter(out)[rest]
-        cp = zarrd_device.cupy()
-        where = indexing._outer_to_numpy_indexer(rest, out.shape) \
-            if isinstance(rest, indexing.OuterIndexer) else rest.tuple
-        return out[tuple(cp.asarray(k) if isinstance(k, np.ndarray) else k for k in where)]
+        # IndexingSupport.VECTORIZED: every indexer goes to the server as it is.
+        prototype = "device" if config.gpu_enabled() and not self.host_only else "host"
+        if isinstance(key, indexing.VectorizedIndexer):
+            out = self.array.get_coordinate_selection(key.tuple, prototype)
+            # xarray's vindex puts the broadcast dimensions first, where numpy keeps them in place.
+            mixed, first = _advanced_indexer_subspaces(key.tuple)
+            xp = np if isinstance(out, np.ndarray) else zarrd_device.cupy()
+            return xp.moveaxis(out, mixed, first)
+        return self.array.get_orthogonal_selection(key.tuple, prototype)
 
 
 class ZarrdDataStore(AbstractDataStore):
