@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 
+#include "common/checked.h"
 #include "proto/piece_wire.h"
 #include "server/service.h"
 

@@ -4,6 +4,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +15,10 @@ import pytest
 # Commands, split like a shell would (the GPU machine runs them through a bundle's `run`).
 ZARRD = shlex.split(os.environ.get("ZARRD_BIN", ""))
 ZARRCTL = shlex.split(os.environ.get("ZARRCTL_BIN", ""))
+# A real S3 server for the object-store tests: s3rver, installed by `npm ci` in tests/s3.
+S3RVER = Path(__file__).resolve().parents[2] / "tests/s3/node_modules/s3rver/bin/s3rver.js"
+BUCKET = "zarrd-e2e"
+KEY = "S3RVER"  # s3rver's built-in access key and secret
 
 
 class Server:
@@ -99,3 +104,44 @@ def sel(*items):
             out.items.add(index=it)
     return out
 
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    if not S3RVER.exists():
+        pytest.skip(f"no s3rver at {S3RVER} (run `npm ci` in tests/s3, as scripts/dev does)")
+    boto3 = pytest.importorskip("boto3", reason="needs Debian's python3-boto3")
+    port = free_port()
+    # s3rver's continuation tokens use a cipher that OpenSSL 3 keeps in its legacy provider.
+    proc = subprocess.Popen(["node", "--openssl-legacy-provider", str(S3RVER), "-d", str(tmp_path_factory.mktemp("s3rver")),
+                             "-a", "127.0.0.1", "-p", str(port), "--silent",
+                             "--configure-bucket", BUCKET],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("s3rver did not start")
+            time.sleep(0.1)
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY,
+                          aws_secret_access_key=KEY, region_name="us-east-1")
+    yield endpoint, client
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def upload(client, local_root, prefix):
+    for path in Path(local_root).rglob("*"):
+        if path.is_file():
+            key = f"{prefix}/{path.relative_to(local_root).as_posix()}"
+            client.put_object(Bucket=BUCKET, Key=key, Body=path.read_bytes())

@@ -1,5 +1,5 @@
 """xarray on Dask distributed over a zarrd on every "node": two zarrd processes (each its own
-socket) serve one store, two worker processes are each bound to one of them by $ZARRD_ADDRESS,
+socket) serve one S3 bucket (s3rver on loopback), two worker processes are each bound to one of them by $ZARRD_ADDRESS,
 and a reduction of a dataset written by Debian's xarray + zarr, opened with engine="zarrd" and
 chunks={}, equals numpy's; each zarrd's metrics show it served part of the reads."""
 import sys
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from conftest import ZARRD, Server
+from conftest import BUCKET, KEY, ZARRD, Server, upload
 from test_metrics import get, scrape
 
 distributed = pytest.importorskip("distributed", reason="needs Dask distributed (python3-distributed)")
@@ -20,19 +20,20 @@ PYPROJECT = Path(__file__).resolve().parents[2] / "client" / "python" / "pyproje
 
 
 @pytest.fixture
-def shared_store(tmp_path):
-    """The store both zarrds serve, as zarrd's config names it: one local directory for now (an
-    object store's config takes its place once zarrd has one)."""
-    root = tmp_path / "shared"
-    root.mkdir()
-    return {"name": "shared", "root": str(root)}
+def shared_store(s3, tmp_path):
+    """The bucket both zarrds serve (s3rver on loopback), as zarrd's config names it, and the
+    boto3 client that fills it."""
+    endpoint, client = s3
+    return {"name": "shared", "kind": "s3", "endpoint": endpoint, "bucket": BUCKET,
+            "prefix": f"dask/{tmp_path.name}", "region": "us-east-1", "access_key_id": KEY,
+            "secret_access_key": KEY}, client
 
 
-def put_dataset(store, name, ds, encoding):
-    """Writes `ds` with Debian's xarray + zarr 2.13 into `store` (a store config) at `name`."""
-    staging = Path(store["root"]) / f".{name}.staging"
+def put_dataset(store, client, name, ds, encoding, staging):
+    """Writes `ds` with Debian's xarray + zarr 2.13 into a local folder, then uploads it into the
+    bucket of `store` (a store config) at `name`."""
     ds.to_zarr(str(staging), mode="w", encoding=encoding)
-    staging.rename(Path(store["root"]) / name)
+    upload(client, staging, f"{store['prefix']}/{name}")
 
 
 @pytest.fixture
@@ -63,12 +64,14 @@ def test_reduction_on_two_workers_each_bound_to_its_zarrd(tmp_path, shared_store
     ds = xr.Dataset({"temp": (("time", "lat", "lon"), values), "count": (("time", "lat"), counts)},
                     coords={"time": np.arange(48), "lat": np.linspace(-60, 60, 60),
                             "lon": np.linspace(0, 351, 40)})
-    put_dataset(shared_store, "ds", ds, {"temp": {"chunks": (6, 30, 20)}, "count": {"chunks": (6, 30)}})
+    store, s3_client = shared_store
+    put_dataset(store, s3_client, "ds", ds,
+                {"temp": {"chunks": (6, 30, 20)}, "count": {"chunks": (6, 30)}}, tmp_path / "staging")
 
     nodes = []
     for i in range(2):
         (tmp_path / f"node{i}").mkdir()
-        nodes.append(Server(tmp_path / f"node{i}", {"stores": [shared_store], "log_level": "info"}))
+        nodes.append(Server(tmp_path / f"node{i}", {"stores": [store], "log_level": "info"}))
     try:
         urls = [n.log_text().split("metrics on ")[1].split()[0] for n in nodes]
         before = [scrape(u) for u in urls]

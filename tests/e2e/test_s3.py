@@ -5,10 +5,7 @@ uploaded with boto3 and read through zarrd, an array zarrd wrote downloaded and 
 import hashlib
 import json
 import os
-import shutil
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,48 +13,10 @@ import pytest
 import zarr
 
 import zarrd
-from conftest import Server, zarrctl
+from conftest import BUCKET, KEY, Server, upload, zarrctl
 
 ROOT = Path(__file__).resolve().parents[2]
-S3RVER = ROOT / "tests/s3/node_modules/s3rver/bin/s3rver.js"
 FIXTURES = Path(os.environ.get("ZARRD_FIXTURES", ROOT / "tests/data/peers"))
-BUCKET = "zarrd-e2e"
-KEY = "S3RVER"  # s3rver's built-in access key and secret
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    if not S3RVER.exists():
-        pytest.skip(f"no s3rver at {S3RVER} (run `npm ci` in tests/s3, as scripts/dev does)")
-    boto3 = pytest.importorskip("boto3", reason="needs Debian's python3-boto3")
-    port = free_port()
-    # s3rver's continuation tokens use a cipher that OpenSSL 3 keeps in its legacy provider.
-    proc = subprocess.Popen(["node", "--openssl-legacy-provider", str(S3RVER), "-d", str(tmp_path_factory.mktemp("s3rver")),
-                             "-a", "127.0.0.1", "-p", str(port), "--silent",
-                             "--configure-bucket", BUCKET],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("s3rver did not start")
-            time.sleep(0.1)
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY,
-                          aws_secret_access_key=KEY, region_name="us-east-1")
-    yield endpoint, client
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -72,13 +31,6 @@ def served(s3, tmp_path):
     server = Server(tmp_path, {"stores": stores})
     yield server, prefix
     assert server.stop() == 0, server.log_text()[-3000:]
-
-
-def upload(client, local_root, prefix):
-    for path in Path(local_root).rglob("*"):
-        if path.is_file():
-            key = f"{prefix}/{path.relative_to(local_root).as_posix()}"
-            client.put_object(Bucket=BUCKET, Key=key, Body=path.read_bytes())
 
 
 def download(client, prefix, local_root):
