@@ -466,3 +466,37 @@ def test_default_prototype_device_keeps_coordinates_on_the_host(tmp_path):
         assert info.devices[0].uuid.startswith("GPU-") and info.pools[0].capacity_bytes > 0
     finally:
         server.stop()
+
+
+def test_device_reads_and_gpu_store_copies_from_a_remote_store(tmp_path):
+    """A store behind HTTP (the object stores' transport; Python's server, on loopback) read to
+    DEVICE results, and copied by `zarrctl copy` into the GPU store and read from there."""
+    import functools
+    import http.server
+    import threading
+    data = tmp_path / "data"
+    data.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(data))
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    s = Server(tmp_path, {"stores": [
+        {"name": "local", "root": "data"},
+        {"name": "web", "kind": "http", "url": f"http://127.0.0.1:{web.server_address[1]}"},
+        {"name": "gmem", "kind": "gpu", "capacity_bytes": 256 << 20}]})
+    try:
+        stub = connect(s)
+        mapper = Mapper()
+        for name in ("zstd", "sharded", "raw"):
+            values = values_for("<f4", (61, 47), 7)
+            create(stub, "local", name, v3((61, 47), (16, 12), CODECS[name]))
+            put(stub, "local", name, values)
+            zarrctl(s.unix, "copy", f"web:{name}", f"gmem:{name}")
+            for store in ("web", "gmem"):
+                for sl in SELECTIONS:
+                    dev = get_device(stub, store, name, sl)
+                    np.testing.assert_array_equal(cp.asnumpy(mapper.view(dev)), values[sl],
+                                                  err_msg=f"{store} {name} {sl}")
+                    stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=dev.device_buffer.lease_id))
+    finally:
+        s.stop()
+        web.shutdown()
