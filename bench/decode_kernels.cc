@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/reference_array.h"
 #include "common/cuda/zstd_kernel.h"
 #include "common/decode/zstd_decode.h"
 
@@ -67,28 +68,13 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// bench/reference_array.cc's values (noise and field), for chunk `c` in C order.
-float Noise(uint64_t i) {
-  i ^= i >> 33;
-  i *= 0xff51afd7ed558ccdull;
-  i ^= i >> 33;
-  i *= 0xc4ceb9fe1a85ec53ull;
-  i ^= i >> 33;
-  return static_cast<float>(i >> 40) / static_cast<float>(1 << 23) - 1.0f;
-}
-
+// Chunk `c` (C order) of the reference array's values.
 void MakeChunk(int c, float* out) {
   const int64_t per_row = kExtent / kChunk;
   const int64_t r0 = (c / per_row) * kChunk, c0 = (c % per_row) * kChunk;
   for (int64_t r = 0; r < kChunk; ++r) {
-    const double y = double(r0 + r);
-    for (int64_t k = 0; k < kChunk; ++k) {
-      const double x = double(c0 + k);
-      const double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) +
-                       20.0 * std::sin((x + y) / 90.0) +
-                       Noise(uint64_t(r0 + r) * uint64_t(kExtent) + uint64_t(c0 + k));
-      out[r * kChunk + k] = static_cast<float>(std::round(v * 100.0) / 100.0);
-    }
+    for (int64_t k = 0; k < kChunk; ++k)
+      out[r * kChunk + k] = zarrd::bench::ReferenceValue(r0 + r, c0 + k, kExtent);
   }
 }
 

@@ -184,7 +184,12 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
   }
   auto v2 = ReadJsonDocument(*store, JoinKey(path, kV2Array));
   if (!v2.ok()) return v2.status().WithContext(where);
-  if (!*v2) return NotFound(where + ": no zarr.json or .zarray in " + store->Describe());
+  if (!*v2) {
+    Bytes probe;
+    ZARRD_ASSIGN_OR_RETURN(bool group, store->Get(JoinKey(path, ".zgroup"), &probe));
+    if (group) return FailedPrecondition(where + ": the node is a group, not an array");
+    return NotFound(where + ": no zarr.json or .zarray in " + store->Describe());
+  }
   auto attrs = ReadJsonDocument(*store, JoinKey(path, kV2Attrs));
   if (!attrs.ok()) return attrs.status().WithContext(where);
   auto m = ParseV2ArrayMetadata(**v2, *attrs ? **attrs : json(nullptr));

@@ -7,6 +7,7 @@
 
 #include "common/array.h"
 #include "common/engine_stats.h"
+#include "common/node_locks.h"
 #include "common/strided_copy.h"
 
 namespace zarrd {
@@ -130,10 +131,12 @@ Bytes& Buffer(int which) {
 
 Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_size,
                            const IoOptions& options) const {
+  auto hold = store_->node_locks().Share(path_);
   auto m = metadata();
   const std::string where = "array '" + (path_.empty() ? "/" : path_) + "'";
   if (sel.fixed.size() != m->rank())
     return InvalidArgument(where + ": selection rank does not match");
+  ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *m, nullptr));
   const size_t es = ItemSize(m->dtype);
   const size_t need = static_cast<size_t>(sel.num_elements) * es;
   if (out_size != need) {
@@ -152,7 +155,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
         const auto groups = ChunkGroups(plan, sel, n, &index);
         const std::string key = ChunkStoreKey(*m, index);
         Bytes& encoded = Buffer(0);
-        auto found = store_->Get(key, &encoded);
+        auto found = store_->GetBounded(key, m->max_encoded_chunk_bytes(), &encoded);
         if (!found.ok()) return Context(found.status(), key);
         if (!*found) {
           GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
@@ -174,10 +177,12 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
 
 Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t in_size,
                             const IoOptions& options) {
+  auto hold = store_->node_locks().Share(path_);
   auto m = metadata();
   const std::string where = "array '" + (path_.empty() ? "/" : path_) + "'";
   if (sel.fixed.size() != m->rank())
     return InvalidArgument(where + ": selection rank does not match");
+  ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *m, nullptr));
   const size_t es = ItemSize(m->dtype);
   const size_t need = static_cast<size_t>(sel.num_elements) * es;
   if (in_size != need) {
@@ -199,7 +204,7 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
         Bytes& chunk = Buffer(1);
         chunk.resize(spec.num_bytes());
         Bytes& old = Buffer(0);
-        auto found = store_->Get(key, &old);
+        auto found = store_->GetBounded(key, m->max_encoded_chunk_bytes(), &old);
         if (!found.ok()) return Context(found.status(), key);
         if (*found) {
           ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Decode(spec, old, chunk.data()), key));

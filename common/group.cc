@@ -39,6 +39,10 @@ Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat form
     const std::string parent = path.substr(0, end);
     auto existing = OpenGroup(store, parent);
     if (existing.ok()) continue;
+    if (existing.status().code() == StatusCode::kFailedPrecondition) {
+      return FailedPrecondition("'" + parent +
+                                "' is an array; no node can be created inside an array");
+    }
     if (existing.status().code() != StatusCode::kNotFound) {
       return existing.status().WithContext("parent of '" + path + "'");
     }

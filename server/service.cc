@@ -346,8 +346,9 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
             ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
           }
           if (attrs.is_object()) g.attributes = attrs;
-          ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), g.format));
           ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
+          // The parents after the node: a create that fails leaves nothing behind.
+          ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), g.format));
           FillGroupInfo(req->store(), req->path(), g, resp);
           return OkStatus();
         }
@@ -359,9 +360,9 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
         ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
         Forget(req->store(), req->path());
-        ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
+        ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
         FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
         return OkStatus();
       });

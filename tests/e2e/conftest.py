@@ -9,8 +9,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import grpc
-import pytest
+# As the zarrd package sets it, but grpc is imported here first: forked children make channels.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "1")
+
+import grpc  # noqa: E402
+import pytest  # noqa: E402
 
 # Commands, split like a shell would (the GPU machine runs them through a bundle's `run`).
 ZARRD = shlex.split(os.environ.get("ZARRD_BIN", ""))

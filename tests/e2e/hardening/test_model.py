@@ -62,6 +62,12 @@ class Worker:
     def array_above(self, path):
         return any(self.model.get(a, ("",))[0] == "array" for a in ancestors(path))
 
+    @staticmethod
+    def add_parents(model, path):
+        """A create makes the missing parent groups first, as zarr-python does."""
+        for a in ancestors(path):
+            model.setdefault(a, ("group",))
+
     def expect_open(self, path):
         node = self.model.get(path)
         if node is None:
@@ -114,12 +120,14 @@ class Worker:
                         del after[p]
                 values = np.full(meta["shape"], meta["fill_value"], self.dtype_of(meta))
                 after[path] = ("array", values, meta)
+                self.add_parents(after, path)
             return kind, path, (meta, overwrite), code, after
         if kind == "create_group":
             code = (CODE.FAILED_PRECONDITION if self.array_above(path) else
                     CODE.ALREADY_EXISTS if node is not None else CODE.OK)
             if code == CODE.OK:
                 after[path] = ("group",)
+                self.add_parents(after, path)
             return kind, path, None, code, after
         if kind == "delete":
             doomed = [p for p in self.model if p == path or below(path, p)]
@@ -240,6 +248,8 @@ class Worker:
             allowed = [old, new]
             if kind in ("delete", "create_array") and (p == path or below(path, p)):
                 allowed.append(None)  # metadata documents go first, node by node
+            if kind in ("create_array", "create_group") and p in ancestors(path):
+                allowed.append(None)  # parents are made after the node itself
             if any(same(now, a) for a in allowed):
                 continue
             if kind == "write" and p == path and now and old and now[0] == "array":
