@@ -40,7 +40,7 @@ Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat form
     auto existing = OpenGroup(store, parent);
     if (existing.ok()) continue;
     if (existing.status().code() == StatusCode::kFailedPrecondition) {
-      return FailedPrecondition("'" + parent +
+      return FailedPrecondition("parent of '" + path + "': '" + parent +
                                 "' is an array; no node can be created inside an array");
     }
     if (existing.status().code() != StatusCode::kNotFound) {
