@@ -41,6 +41,10 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::strin
     return Status(code, what + ": JSON document of " + std::to_string(text.size()) +
                             " bytes exceeds the limit of " + std::to_string(kMaxJsonDocumentBytes));
   }
+  // nlohmann/json stops at a NUL byte as at the end of input; JSON has none outside escapes.
+  if (text.find('\0') != std::string_view::npos) {
+    return Status(code, what + ": not valid JSON (a NUL byte)");
+  }
   if (NestingDepth(text, max_depth) > max_depth) {
     return Status(code, what + ": JSON nests deeper than " + std::to_string(max_depth) + " levels");
   }

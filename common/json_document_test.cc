@@ -50,6 +50,13 @@ TEST(JsonDocument, OversizedAndMalformedDocuments) {
   auto big = ParseJsonDocument(huge, "doc", StatusCode::kDataLoss);
   EXPECT_EQ(big.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(big.status().message().find("exceeds the limit"), std::string::npos);
+  // JSON (RFC 8259) has no raw NUL bytes; nlohmann/json alone would stop reading at one and accept
+  // the text before it (Python's json.loads refuses both).
+  using namespace std::string_literals;
+  for (const std::string& text : {"{\"a\": 1}\0{\"b\": "s, "\"x\0y\""s, "\0"s}) {
+    auto nul = ParseJsonDocument(text, "doc");
+    EXPECT_EQ(nul.status().code(), StatusCode::kInvalidArgument) << text.size();
+  }
 }
 
 TEST(JsonDocument, StoredDocumentsTooDeepOrTooLargeAreDataLossNamingTheKey) {

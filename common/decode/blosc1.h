@@ -81,7 +81,9 @@ ZARRD_HD inline DecodeError ParseBlosc1(const uint8_t* src, uint64_t src_size, u
   h->memcpyed = (h->flags & kMemcpyedFlag) != 0;
   h->codec = static_cast<BloscCodec>(h->flags >> 5);
   h->nblocks = 0;
-  // As blosc_cbuffer_validate (which zarrd's CPU path calls): the container is the whole input.
+  // As blosc_cbuffer_validate (which zarrd's CPU path calls): a format from the future has no
+  // sizes, and the container is the whole input.
+  if (src[0] > 2) return DecodeError::kCorrupt;
   if (h->cbytes > src_size) return DecodeError::kTruncated;
   if (h->cbytes < src_size || h->nbytes > 0x7fffffffu - kHeaderSize) return DecodeError::kCorrupt;
   if (h->nbytes > dst_size) return DecodeError::kOutputOverrun;
