@@ -81,15 +81,15 @@ ZARRD_HD inline DecodeError ParseBlosc1(const uint8_t* src, uint64_t src_size, u
   h->memcpyed = (h->flags & kMemcpyedFlag) != 0;
   h->codec = static_cast<BloscCodec>(h->flags >> 5);
   h->nblocks = 0;
-  // As blosc_cbuffer_validate (which zarrd's CPU path calls): a format from the future has no
-  // sizes, and the container is the whole input.
-  if (src[0] > 2) return DecodeError::kCorrupt;
+  // As blosc_cbuffer_validate (which zarrd's CPU path calls): a format other than 2 has no sizes
+  // (c-blosc 1.21), and the container is the whole input.
+  if (src[0] != 2) return DecodeError::kCorrupt;
   if (h->cbytes > src_size) return DecodeError::kTruncated;
   if (h->cbytes < src_size || h->nbytes > 0x7fffffffu - kHeaderSize) return DecodeError::kCorrupt;
   if (h->nbytes > dst_size) return DecodeError::kOutputOverrun;
   if (h->nbytes < dst_size) return DecodeError::kOutputShort;
   if (h->nbytes == 0) return DecodeError::kOk;  // c-blosc reads nothing else of an empty buffer
-  if (src[0] != 2 || (h->flags & kFutureFlag) != 0) return DecodeError::kCorrupt;
+  if ((h->flags & kFutureFlag) != 0) return DecodeError::kCorrupt;
   if (h->blocksize == 0 || h->blocksize > h->nbytes || h->typesize == 0 ||
       h->blocksize > kMaxBlocksize) {
     return DecodeError::kCorrupt;
