@@ -25,6 +25,7 @@ class Attributes(MutableMapping):
         return json.loads(self._node._info.attributes_json or "{}")
 
     def _write(self, attrs):
+        _check_writable(self._node)
         self._node._info = errors.call(self._node._client.stub.SetAttributes, pb.SetAttributesRequest(
             store=self._node.store, path=self._node.path, attributes_json=json.dumps(attrs)))
 
@@ -59,6 +60,63 @@ class Attributes(MutableMapping):
         return repr(self._read())
 
 
+def _sharding(meta):
+    """The configuration of a v3 array's sharding codec, or None."""
+    codecs = meta.get("codecs") or []
+    return codecs[0].get("configuration") if codecs and codecs[0].get("name") == "sharding_indexed" else None
+
+
+def _codec_parts(meta, zarr_format):
+    """(filters, serializer, compressors): for a sharded array, those of its inner chunks."""
+    if zarr_format == 2:
+        compressor = meta.get("compressor")
+        return tuple(meta.get("filters") or ()), None, (compressor,) if compressor else ()
+    codecs = (_sharding(meta) or meta)["codecs"]
+    at = next(i for i, c in enumerate(codecs) if c["name"] not in ("transpose",))
+    return tuple(codecs[:at]), codecs[at], tuple(codecs[at + 1:])
+
+
+def _from_hex(text, dtype):
+    bits = int(text, 16).to_bytes(dtype.itemsize, "big")
+    return np.frombuffer(bits, dtype.newbyteorder(">"))[0].astype(dtype)
+
+
+def _into(out, result):
+    """zarr-python's `out=`: the result written into `out` (NumPy or CuPy), which is returned."""
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"out has shape {tuple(out.shape)}, the selection {tuple(result.shape)}")
+    if device.is_device_array(out):
+        device.as_cupy(out)[...] = device.cupy().asarray(result)
+    else:
+        np.copyto(out, device.as_cupy(result).get() if device.is_device_array(result) else result)
+    return out
+
+
+def _human(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f}{unit}" if unit != "B" else f"{n}B"
+        n /= 1024
+
+
+class _Info:
+    """`Array.info` and `Group.info`: rows of (name, value), printed as a table."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __repr__(self):
+        width = max(len(name) for name, _ in self.rows)
+        return "\n".join(f"{name:<{width}} : {value}" for name, value in self.rows)
+
+
+def _check_writable(node):
+    if getattr(node, "read_only", False):
+        raise errors.ReadOnlyError(f"{node.store}:{node.path or '/'} was opened read-only (mode 'r')")
+
+
 class _Indexer:
     """`a.oindex[...]`, `a.vindex[...]`, `a.blocks[...]`: reads and writes of one selection kind."""
 
@@ -83,7 +141,7 @@ class Array(Node):
         self.prototype = prototype
 
     def _pickled_state(self):
-        return {"prototype": self.prototype}
+        return {**super()._pickled_state(), "prototype": self.prototype}
 
     # Metadata, always from the host.
     @property
@@ -96,7 +154,71 @@ class Array(Node):
 
     @property
     def chunks(self):
+        """The shape of a chunk: for a sharded array the inner chunk, as zarr-python gives it."""
+        inner = _sharding(self.metadata)
+        return tuple(inner["chunk_shape"]) if inner else tuple(self._info.chunks)
+
+    @property
+    def shards(self):
+        """The shape of a shard, or None when the array is not sharded."""
+        return tuple(self._info.chunks) if _sharding(self.metadata) else None
+
+    @property
+    def _grid_chunks(self):  # the chunk grid's cells: what the store holds one key per
         return tuple(self._info.chunks)
+
+    @property
+    def nchunks(self):
+        """How many chunks (of `chunks`) cover the array."""
+        return int(np.prod([-(-s // c) for s, c in zip(self.shape, self.chunks)], dtype=np.int64))
+
+    @property
+    def name(self):
+        return "/" + self.path
+
+    @property
+    def basename(self):
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def order(self):
+        """The memory order of a chunk: a v2 array's "order"; for v3, "F" when the chunks are
+        transposed to reversed axes, else "C"."""
+        meta = self.metadata
+        if self.zarr_format == 2:
+            return meta.get("order", "C")
+        first = (_sharding(meta) or meta)["codecs"][0]
+        axes = first.get("configuration", {}).get("order") if first["name"] == "transpose" else None
+        return "F" if axes is not None and list(axes) == list(range(self.ndim))[::-1] and self.ndim > 1 else "C"
+
+    @property
+    def filters(self):
+        """The array-to-array codecs (v2: the filters), as their JSON configurations."""
+        return _codec_parts(self.metadata, self.zarr_format)[0]
+
+    @property
+    def serializer(self):
+        """The array-to-bytes codec of a v3 array (None for v2)."""
+        return _codec_parts(self.metadata, self.zarr_format)[1]
+
+    @property
+    def compressors(self):
+        """The bytes-to-bytes codecs (v2: the compressor), as their JSON configurations."""
+        return _codec_parts(self.metadata, self.zarr_format)[2]
+
+    @property
+    def info(self):
+        """A summary of the array, printed as zarr-python prints `Array.info`."""
+        rows = [("Type", "Array"), ("Zarr format", self.zarr_format), ("Data type", self.dtype),
+                ("Shape", self.shape), ("Chunk shape", self.chunks)]
+        if self.shards is not None:
+            rows.append(("Shard shape", self.shards))
+        rows += [("Order", self.order), ("Store", f"zarrd {self.store}:{self.path}"),
+                 ("Filters", self.filters)]
+        if self.zarr_format == 3:
+            rows.append(("Serializer", self.serializer))
+        rows += [("Compressors", self.compressors), ("No. bytes", f"{self.nbytes} ({_human(self.nbytes)})")]
+        return _Info(rows)
 
     @property
     def dtype(self):
@@ -126,6 +248,13 @@ class Array(Node):
     def fill_value(self):
         """The fill value as a NumPy scalar; None for a v2 array stored with "fill_value": null."""
         raw = self.metadata.get("fill_value")
+        if isinstance(raw, str) and raw.startswith("0x"):  # v3: the value's bits, big-endian hex
+            return _from_hex(raw, self.dtype)
+        if isinstance(raw, list) and any(isinstance(x, str) and x.startswith("0x") for x in raw):
+            part = np.dtype(f"f{self.dtype.itemsize // 2}")
+            re, im = (_from_hex(x, part) if isinstance(x, str) and x.startswith("0x")
+                      else np.array(float(str(x).replace("Infinity", "inf")), part)[()] for x in raw)
+            return np.array(complex(re, im), self.dtype)[()]
         if self.dtype.kind in "mM" and raw is not None:
             return np.array(raw, self.dtype)[()] if isinstance(raw, str) else \
                 np.array(raw, "<i8").view(self.dtype)[()]
@@ -163,14 +292,16 @@ class Array(Node):
         out = self.get(key, prototype=self._default_prototype())
         return out[()] if out.ndim == 0 and isinstance(out, np.ndarray) else out
 
-    def get(self, selection=(), prototype="host", device=None, stream=None):
+    def get(self, selection=(), prototype="host", device=None, stream=None, out=None):
         """Reads `selection`: a NumPy array (prototype "host") or a CuPy array in GPU memory
         (prototype "device", on `device`: a GPU UUID, default the server's first). A device
         result is complete when get returns; given a CuPy `stream`, get returns as soon as the
         server answers and the result is complete in that stream's order instead: work queued
         on `stream` afterwards sees it, other streams must wait for `stream` first."""
         sel, shape = any_to_proto(selection, self.shape)
-        return self._read(sel, shape, selection, prototype, device, stream)
+        return _into(out, self._read(sel, shape, selection, prototype, device, stream))
+
+    get_basic_selection = get
 
     def _read(self, sel, shape, selection, prototype="host", gpu=None, stream=None):
         """Reads the wire selection `sel` (of result `shape`; `selection` is its key when basic)."""
@@ -202,7 +333,7 @@ class Array(Node):
         regions = self._client.host_regions
         if regions.enabled and nbytes > host_region.MAX_BYTES and is_basic(sel):
             bands = chunk_aligned_bands(full_key(selection, self.ndim), self.shape, shape,
-                                        self.dtype.itemsize, self.chunks, host_region.BAND_BYTES,
+                                        self.dtype.itemsize, self._grid_chunks, host_region.BAND_BYTES,
                                         host_region.MAX_BYTES)
             if bands is not None:
                 out = regions.read_bands(bands, shape, self.dtype.newbyteorder("<"), request_for)
@@ -217,28 +348,28 @@ class Array(Node):
         return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
                              self.shape, shape, self.dtype.newbyteorder("<"), request_for)
 
-    def get_orthogonal_selection(self, selection, prototype=None):
+    def get_orthogonal_selection(self, selection, prototype=None, out=None):
         """zarr's outer selection: per dimension an integer, a slice or a 1-d array of integers
         (any order, repeats, negatives) or booleans, each array selecting along its own
         dimension; selected by the server, which decodes each chunk once."""
-        return self._read(*orthogonal_to_proto(selection, self.shape), None,
-                          prototype or self._default_prototype())
+        return _into(out, self._read(*orthogonal_to_proto(selection, self.shape), None,
+                                     prototype or self._default_prototype()))
 
-    def get_coordinate_selection(self, selection, prototype=None):
+    def get_coordinate_selection(self, selection, prototype=None, out=None):
         """zarr's vindex: integer arrays broadcast together into points (numpy's advanced
         indexing; slices for dimensions without an array)."""
-        return self._read(*vectorized_to_proto(selection, self.shape), None,
-                          prototype or self._default_prototype())
+        return _into(out, self._read(*vectorized_to_proto(selection, self.shape), None,
+                                     prototype or self._default_prototype()))
 
-    def get_mask_selection(self, mask, prototype=None):
+    def get_mask_selection(self, mask, prototype=None, out=None):
         """The elements where the boolean `mask` (the array's shape) is true, 1-d in C order."""
-        return self._read(*mask_to_proto(mask, self.shape), None,
-                          prototype or self._default_prototype())
+        return _into(out, self._read(*mask_to_proto(mask, self.shape), None,
+                                     prototype or self._default_prototype()))
 
-    def get_block_selection(self, selection, prototype=None):
+    def get_block_selection(self, selection, prototype=None, out=None):
         """zarr's blocks: per dimension a chunk index or a slice of chunk indices."""
-        sel, shape = block_to_proto(selection, self.shape, self.chunks)
-        return self._read(sel, shape, None, prototype or self._default_prototype())
+        sel, shape = block_to_proto(selection, self.shape, self._grid_chunks)
+        return _into(out, self._read(sel, shape, None, prototype or self._default_prototype()))
 
     @property
     def oindex(self):
@@ -274,9 +405,10 @@ class Array(Node):
         self._write(*mask_to_proto(mask, self.shape), value)
 
     def set_block_selection(self, selection, value):
-        self._write(*block_to_proto(selection, self.shape, self.chunks), value)
+        self._write(*block_to_proto(selection, self.shape, self._grid_chunks), value)
 
     def _write(self, sel, shape, value):
+        _check_writable(self)
         if device.is_device_array(value) and not is_basic(sel):
             value = device.as_cupy(value).get()  # advanced selections are written from the host
         if device.is_device_array(value):
@@ -315,6 +447,26 @@ class Array(Node):
             session.unregister(region)
 
     def resize(self, *shape):
+        _check_writable(self)
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         self._info = errors.call(self._client.stub.Resize, pb.ResizeRequest(
             store=self.store, path=self.path, shape=list(shape)))
+
+    def append(self, data, axis=0):
+        """Grows the array along `axis` by `data`'s length there and writes `data` into the new
+        part, as zarr-python's `Array.append`; returns the new shape."""
+        data = data if device.is_device_array(data) else np.asanyarray(data)
+        axis = axis + self.ndim if axis < 0 else axis
+        if data.ndim != self.ndim or not 0 <= axis < self.ndim:
+            raise ValueError(f"data of {data.ndim} dimensions does not append along axis {axis} "
+                             f"of an array of {self.ndim}")
+        for d in range(self.ndim):
+            if d != axis and data.shape[d] != self.shape[d]:
+                raise ValueError(f"data has shape {tuple(data.shape)}: dimension {d} must be "
+                                 f"{self.shape[d]}, as the array's")
+        old = self.shape
+        new = list(old)
+        new[axis] += data.shape[axis]
+        self.resize(new)
+        self[tuple(slice(old[axis], None) if d == axis else slice(None) for d in range(self.ndim))] = data
+        return self.shape

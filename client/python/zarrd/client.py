@@ -88,26 +88,48 @@ class Client:
     def _node(self, store, path):
         return errors.call(self.stub.GetNode, pb.NodeRequest(store=store, path=path.strip("/")))
 
-    def open(self, store, path=""):
+    def open(self, store, path="", mode=None, **create):
+        """The array or group at `path`. `mode` as zarr-python's: "r" read-only (the client
+        refuses writes), "r+" read-write, the node must exist (also None); "a" as "r+" but
+        creates it when absent; "w" creates it, replacing what is there; "w-" (or "x") creates
+        it, failing when something is there. Creating makes an array when `create` has `shape`
+        (with create_array's keywords), else a group."""
+        if mode not in (None, "r", "r+", "a", "w", "w-", "x"):
+            raise ValueError(f'mode must be one of "r", "r+", "a", "w", "w-", "x", not {mode!r}')
+        if mode in ("w", "w-", "x") or mode == "a" and not self._exists(store, path):
+            create["overwrite"] = mode == "w"
+            if "shape" in create:
+                return self.create_array(store, path, **create)
+            return self.create_group(store, path, **create)
         info = self._node(store, path)
-        return Array(self, info) if info.kind == pb.NODE_KIND_ARRAY else Group(self, info)
+        node = Array(self, info) if info.kind == pb.NODE_KIND_ARRAY else Group(self, info)
+        node.read_only = mode == "r"
+        return node
 
-    def open_array(self, store, path):
-        info = self._node(store, path)
-        if info.kind != pb.NODE_KIND_ARRAY:
+    def _exists(self, store, path):
+        try:
+            self._node(store, path)
+            return True
+        except errors.NotFoundError:
+            return False
+
+    def open_array(self, store, path, mode=None, **create):
+        node = self.open(store, path, mode, **create)
+        if not isinstance(node, Array):
             raise errors.NotFoundError(grpc.StatusCode.NOT_FOUND, f"{store}:{path} is a group, not an array")
-        return Array(self, info)
+        return node
 
-    def open_group(self, store, path=""):
-        info = self._node(store, path)
-        if info.kind != pb.NODE_KIND_GROUP:
+    def open_group(self, store, path="", mode=None, **create):
+        node = self.open(store, path, mode, **create)
+        if not isinstance(node, Group):
             raise errors.NotFoundError(grpc.StatusCode.NOT_FOUND, f"{store}:{path} is an array, not a group")
-        return Group(self, info)
+        return node
 
     def create_array(self, store, path, *, shape, dtype, chunks=None, fill_value=0, codecs=None,
                      compressors="default", shards=None, dimension_names=None, attributes=None,
                      zarr_format=3, order="C", overwrite=False):
-        """Creates an array with zarr-python's keywords; returns it."""
+        """Creates an array with zarr-python's keywords; returns it. `chunks` None picks a chunk
+        shape as zarr-python does (about 128 KiB to 64 MiB, by the array's size)."""
         meta, v2_attrs = array_metadata(shape, dtype, chunks, fill_value, codecs, compressors, shards,
                                         dimension_names, attributes, zarr_format, order)
         info = errors.call(self.stub.CreateNode, pb.CreateNodeRequest(

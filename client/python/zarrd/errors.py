@@ -36,6 +36,13 @@ class PermissionDeniedError(ZarrdError, PermissionError):
     pass
 
 
+class ReadOnlyError(PermissionDeniedError):
+    """A write through a node opened with mode "r"; refused by the client, as zarr-python does."""
+
+    def __init__(self, message):
+        super().__init__(grpc.StatusCode.PERMISSION_DENIED, message)
+
+
 class ResourceExhaustedError(ZarrdError, MemoryError):
     pass
 

@@ -16,6 +16,28 @@ _V3_COMPRESSOR = {"zstd": {"name": "zstd", "configuration": {"level": 0, "checks
                                                                "shuffle": "shuffle", "blocksize": 0}}}
 
 
+def guess_chunks(shape, itemsize):
+    """zarr-python's chunk shape for `chunks=None`: halves the dimensions in turn, from the first,
+    until a chunk is within half of a target size that grows with the array's (PyTables' rule,
+    between 128 KiB and 64 MiB)."""
+    base, least, most = 256 * 1024, 128 * 1024, 64 * 1024 * 1024
+    chunks = [max(float(s), 1.0) for s in shape]
+    if not chunks:
+        return []
+    target = base * 2 ** math.log10(math.prod(chunks) * itemsize / (1024.0 * 1024))
+    target = min(max(target, least), most)
+    axis = 0
+    while True:
+        nbytes = math.prod(chunks) * itemsize
+        if (nbytes < target or abs(nbytes - target) / target < 0.5) and nbytes < most:
+            break
+        if math.prod(chunks) == 1:
+            break
+        chunks[axis % len(chunks)] = math.ceil(chunks[axis % len(chunks)] / 2.0)
+        axis += 1
+    return [int(c) for c in chunks]
+
+
 def json_fill_value(value, dtype):
     if value is None:
         return None
@@ -65,7 +87,11 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
     """Returns (metadata document, v2 attributes or None)."""
     dtype = np.dtype(dtype)
     shape = [int(s) for s in shape]
-    chunks = [int(c) for c in (chunks or shape)] or []
+    if chunks is None:
+        chunks = guess_chunks(shape, dtype.itemsize)
+    elif isinstance(chunks, int):  # one length for every dimension, as zarr-python takes it
+        chunks = [chunks] * len(shape)
+    chunks = [int(c) for c in chunks]
     attributes = dict(attributes or {})
     if zarr_format == 2:
         if shards is not None or codecs is not None:

@@ -12,6 +12,9 @@ from zarrd.v1 import zarrd_pb2 as pb
 
 
 class Node:
+    # True for a node opened with mode "r": the client refuses its writes (ReadOnlyError).
+    read_only = False
+
     def __init__(self, client, info):
         self._conn, self._spec = client, client.spec
         self._info = info
@@ -29,7 +32,7 @@ class Node:
         return _restore, (type(self), self._spec, self._info.SerializeToString(), self._pickled_state())
 
     def _pickled_state(self):
-        return {}
+        return {"read_only": self.read_only} if self.read_only else {}
 
 
 def _restore(cls, spec, info, state):
