@@ -159,3 +159,39 @@ def test_hex_fill_values(client, server):
     assert got.dtype == np.float32
     assert np.array(got).view("<u4") == np.array(expected, np.float32).view("<u4") == bits
     del a
+
+
+def test_xarray_backend_options_and_fill_values_as_xarrays_zarr_backend(client, server):
+    import xarray as xr
+    from zarrd.xarray_backend import ZarrdBackendEntrypoint, open_groups
+    values = np.array([[0, 1, -1], [2, -1, 0]], "int32")
+    # v2: zarr 2.13 writes it, xarray's own zarr backend is the reference.
+    root = zarr.open_group(str(server.workdir / "data" / "xr2"), mode="w")
+    arr = root.create_dataset("v", data=values, fill_value=-1)
+    arr.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    inner = root.create_group("sub")
+    w = inner.create_dataset("w", data=np.arange(4, dtype="f8"), fill_value=None)
+    w.attrs["_ARRAY_DIMENSIONS"] = ["t"]
+    expected = xr.open_zarr(str(server.workdir / "data" / "xr2"), consolidated=False)
+    kw = {"engine": ZarrdBackendEntrypoint, "address": server.unix}
+    with xr.open_dataset("zarrd://local/xr2", **kw) as got:
+        np.testing.assert_array_equal(got["v"].values, expected["v"].values)  # -1 masked as NaN
+        assert np.isnan(got["v"].values[0, 2])
+    with xr.open_dataset("zarrd://local", group="xr2/sub", zarr_format=2, consolidated=False,
+                         **kw) as got:
+        np.testing.assert_array_equal(got["w"].values, np.arange(4.0))
+    with pytest.raises(ValueError):
+        xr.open_dataset("zarrd://local/xr2", zarr_format=3, **kw)
+    # v3: the array's fill value (0) is no _FillValue, as in xarray's zarr backend.
+    g3 = client.create_group("local", "xr3")
+    a3 = g3.create_array("v", shape=values.shape, dtype="int32", chunks=(1, 3),
+                         dimension_names=("y", "x"))
+    a3[:] = values
+    with xr.open_dataset("zarrd://local/xr3", **kw) as got:
+        assert got["v"].dtype == np.int32
+        np.testing.assert_array_equal(got["v"].values, values)
+    groups = open_groups("zarrd://local/xr2", address=server.unix)
+    assert sorted(groups) == ["/", "/sub"]
+    np.testing.assert_array_equal(groups["/sub"]["w"].values, np.arange(4.0))
+    for ds in groups.values():
+        ds.close()

@@ -23,6 +23,7 @@ from xarray.core.utils import FrozenDict
 from zarrd import config
 from zarrd import device as zarrd_device
 from zarrd.client import connect
+from zarrd.group import Group
 
 
 class ZarrdBackendArray(BackendArray):
@@ -58,7 +59,9 @@ class ZarrdDataStore(AbstractDataStore):
         attrs.pop("_ARRAY_DIMENSIONS", None)
         if dims is None:
             dims = [f"dim_{i}" for i in range(array.ndim)]
-        fill = array.fill_value
+        # As xarray's zarr backend: a v2 array's fill_value is its _FillValue; a v3 array's is
+        # not (only a `_FillValue` attribute is, which stays in attrs).
+        fill = array.fill_value if array.zarr_format == 2 else None
         # A NaN fill needs no masking (and masking would pull GPU data to the host).
         if fill is not None and array.dtype.kind != "b" and not (
                 array.dtype.kind in "fc" and np.isnan(fill)):
@@ -85,33 +88,86 @@ class ZarrdDataStore(AbstractDataStore):
         return FrozenDict(dims)
 
 
-def _parse(uri):
+def _parse(uri, group=None):
     if not uri.startswith("zarrd://"):
         raise ValueError(f"expected zarrd://STORE/GROUP, got {uri!r}")
     store, _, path = uri[len("zarrd://"):].partition("/")
-    return store, path.strip("/")
+    path = "/".join(p for p in (path.strip("/"), (group or "").strip("/")) if p)
+    return store, path
+
+
+def _check_format(group, zarr_format):
+    if zarr_format is not None and group.zarr_format != zarr_format:
+        raise ValueError(f"{group.store}:{group.path or '/'} is a zarr_format {group.zarr_format} "
+                         f"group, not {zarr_format}")
 
 
 class ZarrdBackendEntrypoint(BackendEntrypoint):
     description = "Open Zarr groups served by a zarrd daemon (host or GPU results)"
     url = "https://github.com/zarrd/zarrd"
-    open_dataset_parameters = ("filename_or_obj", "drop_variables", "address", "mask_and_scale",
-                               "decode_times", "decode_coords", "use_cftime", "decode_timedelta")
+    open_dataset_parameters = ("filename_or_obj", "drop_variables", "address", "group",
+                               "consolidated", "zarr_format", "mask_and_scale", "decode_times",
+                               "decode_coords", "use_cftime", "decode_timedelta")
 
     def guess_can_open(self, filename_or_obj):
         return isinstance(filename_or_obj, str) and filename_or_obj.startswith("zarrd://")
 
-    def open_dataset(self, filename_or_obj, *, drop_variables=None, address=None,
-                     mask_and_scale=True, decode_times=True, decode_coords=True, use_cftime=None,
-                     decode_timedelta=None, concat_characters=True):
-        store, path = _parse(str(filename_or_obj))
+    def open_dataset(self, filename_or_obj, *, drop_variables=None, address=None, group=None,
+                     consolidated=None, zarr_format=None, mask_and_scale=True, decode_times=True,
+                     decode_coords=True, use_cftime=None, decode_timedelta=None,
+                     concat_characters=True):
+        """`group` is a path below the URI's group; `consolidated` is taken for xarray's
+        signature (zarrd reads the metadata itself either way); `zarr_format` (2 or 3), when
+        given, must be the group's."""
+        store, path = _parse(str(filename_or_obj), group)
         client = connect(address)
         try:
-            data_store = ZarrdDataStore(client.open_group(store, path), client)
+            node = client.open_group(store, path)
+            _check_format(node, zarr_format)
+            data_store = ZarrdDataStore(node, client)
         except BaseException:
             client.close()
             raise
-        return StoreBackendEntrypoint().open_dataset(
-            data_store, mask_and_scale=mask_and_scale, decode_times=decode_times,
-            concat_characters=concat_characters, decode_coords=decode_coords,
-            drop_variables=drop_variables, use_cftime=use_cftime, decode_timedelta=decode_timedelta)
+        return _decode(data_store, locals())
+
+    def open_groups_as_dict(self, filename_or_obj, *, drop_variables=None, address=None,
+                            group=None, consolidated=None, zarr_format=None, mask_and_scale=True,
+                            decode_times=True, decode_coords=True, use_cftime=None,
+                            decode_timedelta=None, concat_characters=True):
+        """Every group at and below the URI's (and `group`'s) as a Dataset, keyed by its path
+        relative to it ("/" for itself), as xarray's `open_groups`. The datasets share one
+        connection, which the first one's close() closes."""
+        store, path = _parse(str(filename_or_obj), group)
+        client = connect(address)
+        try:
+            root = client.open_group(store, path)
+            _check_format(root, zarr_format)
+            found = [("/", root)] + [("/" + name, node) for name, node in root.members(max_depth=None)
+                                     if isinstance(node, Group)]
+            out = {}
+            for i, (name, node) in enumerate(found):
+                out[name] = _decode(ZarrdDataStore(node, client if i == 0 else None), locals())
+            return out
+        except BaseException:
+            client.close()
+            raise
+
+    def open_datatree(self, filename_or_obj, **kwargs):
+        """The group tree as an xarray DataTree (xarray 2024.10 and later)."""
+        import xarray as xr
+        if not hasattr(xr, "DataTree"):
+            raise NotImplementedError(f"xarray {xr.__version__} has no DataTree; use open_groups")
+        return xr.DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+def _decode(data_store, options):
+    return StoreBackendEntrypoint().open_dataset(
+        data_store, mask_and_scale=options["mask_and_scale"], decode_times=options["decode_times"],
+        concat_characters=options["concat_characters"], decode_coords=options["decode_coords"],
+        drop_variables=options["drop_variables"], use_cftime=options["use_cftime"],
+        decode_timedelta=options["decode_timedelta"])
+
+
+def open_groups(uri, **kwargs):
+    """`xr.open_groups` for zarrd URIs on any xarray: {path: Dataset} of the group tree."""
+    return ZarrdBackendEntrypoint().open_groups_as_dict(uri, **kwargs)
