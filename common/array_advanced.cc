@@ -79,6 +79,28 @@ Plan MakePlan(const ResolvedAdvanced& sel, const std::vector<int64_t>& chunk_sha
   return plan;
 }
 
+// Every element offset the plan can form stays inside the result (`out_size` bytes) and a chunk
+// (`chunk_bytes`): the copies go to memory no sanitizer watches (a client's shared memory).
+Status CheckPlanBounds(const Plan& plan, size_t es, size_t out_size, size_t chunk_bytes) {
+  int64_t result_end = static_cast<int64_t>(es), chunk_end = plan.fixed_off + es;
+  for (const auto& groups : plan.groups) {
+    int64_t result_max = 0, chunk_max = 0;
+    for (const auto& g : groups) {
+      for (int64_t r : g.result_off) result_max = std::max(result_max, r);
+      for (int64_t c : g.chunk_off) chunk_max = std::max(chunk_max, c);
+    }
+    result_end += result_max;
+    chunk_end += chunk_max;
+  }
+  if (result_end > static_cast<int64_t>(out_size) || chunk_end > static_cast<int64_t>(chunk_bytes)) {
+    return Internal("advanced selection plan reaches byte " + std::to_string(result_end) +
+                    " of a " + std::to_string(out_size) + "-byte result or " +
+                    std::to_string(chunk_end) + " of a " + std::to_string(chunk_bytes) +
+                    "-byte chunk");
+  }
+  return OkStatus();
+}
+
 // The groups of the n-th touched chunk (C order over the axes' groups) and its chunk index.
 std::vector<const AxisGroup*> ChunkGroups(const Plan& plan, const ResolvedAdvanced& sel, size_t n,
                                           std::vector<int64_t>* index) {
@@ -146,6 +168,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
   if (need == 0) return OkStatus();
   const Plan plan = MakePlan(sel, m->chunk_shape, es);
   const ChunkSpec spec = m->chunk_spec();
+  ZARRD_RETURN_IF_ERROR(CheckPlanBounds(plan, es, out_size, spec.num_bytes()).WithContext(where));
   uint8_t* result = static_cast<uint8_t*>(out);
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   return pool.ParallelFor(
@@ -192,6 +215,7 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
   if (need == 0) return OkStatus();
   const Plan plan = MakePlan(sel, m->chunk_shape, es);
   const ChunkSpec spec = m->chunk_spec();
+  ZARRD_RETURN_IF_ERROR(CheckPlanBounds(plan, es, in_size, spec.num_bytes()).WithContext(where));
   const uint8_t* input = static_cast<const uint8_t*>(in);
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   return pool.ParallelFor(

@@ -58,6 +58,15 @@ class Server:
     def log_text(self):
         return Path(self.log.name).read_text()
 
+    def exit_report(self):
+        """What to show when zarrd stopped badly: a sanitizer's or the C library's report from its
+        first line (the tail alone cuts the error off a long ASan stack), else the log's tail."""
+        text = self.log_text()
+        starts = [text.find(m) for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                         "runtime error:", "Fatal glibc error", "terminate called")]
+        starts = [i for i in starts if i >= 0]
+        return text[min(starts):][:8000] if starts else text[-3000:]
+
     def stop(self, sig=signal.SIGTERM, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -71,7 +80,7 @@ def server(tmp_path):
     s = Server(tmp_path)
     yield s
     # Non-zero also when a sanitizer build found a leak or an error at exit.
-    assert s.stop() == 0, s.log_text()[-3000:]
+    assert s.stop() == 0, s.exit_report()
 
 
 @pytest.fixture

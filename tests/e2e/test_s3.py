@@ -30,7 +30,7 @@ def served(s3, tmp_path):
               {"name": "web", "kind": "http", "url": f"{endpoint}/{BUCKET}/{prefix}"}]
     server = Server(tmp_path, {"stores": stores})
     yield server, prefix
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
 
 
 def download(client, prefix, local_root):

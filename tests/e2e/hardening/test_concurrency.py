@@ -43,7 +43,7 @@ def channel_for(address):
 def server(tmp_path):
     s = Server(tmp_path, {"log_level": "info"})
     yield s
-    assert s.stop() == 0, s.log_text()[-3000:]
+    assert s.stop() == 0, s.exit_report()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

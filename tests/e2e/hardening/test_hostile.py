@@ -41,7 +41,7 @@ def env(tmp_path):
     stub = zarrd_pb2_grpc.ZarrdStub(channel)
     yield server, stub, tmp_path / "data"
     channel.close()
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
 
 
 def refused(call, req, code, *words):

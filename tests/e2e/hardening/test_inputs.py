@@ -31,7 +31,7 @@ def env(tmp_path):
                                                           ("grpc.max_send_message_length", -1)])
     yield server, zarrd_pb2_grpc.ZarrdStub(channel), tmp_path / "data"
     channel.close()
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
 
 
 def refused(call, req, code, *words, timeout=10):

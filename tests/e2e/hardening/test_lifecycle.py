@@ -22,7 +22,7 @@ def env(tmp_path):
     channel = grpc.insecure_channel(server.unix)
     yield server, zarrd_pb2_grpc.ZarrdStub(channel), tmp_path / "data"
     channel.close()
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
 
 
 def create(stub, path, meta):

@@ -355,7 +355,7 @@ def test_model_concurrent_clients(tmp_path):
     counts += done
     assert sum(counts) == 6 * OPS
     check_rss(server, watch.stop(), "concurrent")
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
     print(f"model: {sum(counts)} operations checked, seed {SEED}")
 
 
@@ -400,6 +400,6 @@ def test_model_kill_9(tmp_path):
             worker.settle(stub, plan)
         unsettled_total += sum(p is not None for p in unsettled)
     check_rss(server, peak, "kill -9")
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
     print(f"model kill -9: {KILLS} kills, {sum(w.ops for w in workers)} operations acknowledged, "
           f"{unsettled_total} unsettled ones checked whole or absent, seed {SEED}")

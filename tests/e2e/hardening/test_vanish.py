@@ -64,7 +64,7 @@ def env(tmp_path):
         pass
     time.sleep(1.0)
     yield server, stub, rss_bytes(server.proc.pid)
-    assert server.stop() == 0, server.log_text()[-3000:]
+    assert server.stop() == 0, server.exit_report()
 
 
 def _rows(r0, r1):
