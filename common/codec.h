@@ -1,5 +1,6 @@
 // The codec pipeline of Zarr v3: array->array codecs, one array->bytes codec, bytes->bytes
-// codecs. Zarr v2 compressors and orders are expressed as the same pipeline.
+// codecs. Zarr v2 compressors and orders are expressed as the same pipeline. The codecs
+// themselves are found through common/codec_registry.h.
 #pragma once
 
 #include <cstdint>
@@ -91,26 +92,6 @@ class CodecChain {
   std::unique_ptr<ArrayToBytesCodec> array_to_bytes_;
   std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs_;
 };
-
-// Codec factories, one per file (codec_<name>.cc). `config` is the v3 "configuration".
-Result<std::unique_ptr<ArrayToArrayCodec>> MakeTransposeCodec(const nlohmann::json& config,
-                                                              size_t rank);
-Result<std::unique_ptr<ArrayToBytesCodec>> MakeBytesCodec(const nlohmann::json& config,
-                                                          DataType dtype);
-Result<std::unique_ptr<ArrayToBytesCodec>> MakeShardingCodec(const nlohmann::json& config,
-                                                             const ChunkSpec& shard_spec);
-Result<std::unique_ptr<BytesToBytesCodec>> MakeZstdCodec(const nlohmann::json& config);
-Result<std::unique_ptr<BytesToBytesCodec>> MakeGzipCodec(const nlohmann::json& config);
-// zlib's own format (numcodecs "zlib"); decodes gzip too.
-Result<std::unique_ptr<BytesToBytesCodec>> MakeZlibCodec(const nlohmann::json& config);
-Result<std::unique_ptr<BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
-                                                          DataType dtype);
-Result<std::unique_ptr<BytesToBytesCodec>> MakeCrc32cCodec(const nlohmann::json& config);
-Result<std::unique_ptr<BytesToBytesCodec>> MakeBz2Codec(const nlohmann::json& config);
-
-// A Zarr v2 compressor (numcodecs JSON with "id") as a bytes->bytes codec.
-Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json& compressor,
-                                                            DataType dtype);
 
 uint32_t Crc32c(ByteView data, uint32_t crc = 0);
 

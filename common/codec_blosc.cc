@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -142,15 +143,23 @@ Result<std::unique_ptr<BytesToBytesCodec>> Make(const json& config, DataType dty
       new BloscCodec(std::move(cname), clevel, shuffle, typesize, blocksize));
 }
 
-}  // namespace
-
-Result<std::unique_ptr<BytesToBytesCodec>> MakeBloscCodec(const json& config, DataType dtype) {
-  return Make(config, dtype, /*v2=*/false);
+Result<std::unique_ptr<BytesToBytesCodec>> MakeBloscV3(const json& config, const ChunkSpec& spec) {
+  return Make(config, spec.dtype, /*v2=*/false);
+}
+Result<std::unique_ptr<BytesToBytesCodec>> MakeNumcodecs(const json& config,
+                                                         const ChunkSpec& spec) {
+  return Make(config, spec.dtype, /*v2=*/true);
 }
 
+}  // namespace
+
 namespace internal {
-Result<std::unique_ptr<BytesToBytesCodec>> MakeV2BloscCodec(const json& config, DataType dtype) {
-  return Make(config, dtype, /*v2=*/true);
+Status RegisterBloscCodec(CodecRegistry& registry) {
+  return registry.Register({.v3_names = {"blosc"},
+                            .v2_ids = {"blosc"},
+                            .make = &MakeBloscV3,
+                            .make_numcodecs = &MakeNumcodecs,
+                            .device_decode = true});
 }
 }  // namespace internal
 

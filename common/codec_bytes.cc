@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -51,9 +52,8 @@ class BytesCodec : public ArrayToBytesCodec {
   bool has_endian_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<ArrayToBytesCodec>> MakeBytesCodec(const json& config, DataType dtype) {
+Result<std::unique_ptr<ArrayToBytesCodec>> MakeBytes(const json& config, const ChunkSpec& spec) {
+  const DataType dtype = spec.dtype;
   for (const auto& [key, value] : config.items()) {
     if (key != "endian") return internal::ConfigError("bytes", key, "is not a known field");
   }
@@ -69,5 +69,13 @@ Result<std::unique_ptr<ArrayToBytesCodec>> MakeBytesCodec(const json& config, Da
   if (e == "big") return std::unique_ptr<ArrayToBytesCodec>(new BytesCodec(Endian::kBig, true));
   return internal::ConfigError("bytes", "endian", "must be \"little\" or \"big\", got " + e.dump());
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterBytesCodec(CodecRegistry& registry) {
+  return registry.Register({.v3_names = {"bytes"}, .make = &MakeBytes});
+}
+}  // namespace internal
 
 }  // namespace zarrd

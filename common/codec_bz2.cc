@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -67,9 +68,7 @@ class Bz2Codec : public BytesToBytesCodec {
   int level_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<BytesToBytesCodec>> MakeBz2Codec(const json& config) {
+Result<std::unique_ptr<BytesToBytesCodec>> MakeBz2(const json& config, const ChunkSpec&) {
   int level = 9;
   for (const auto& [key, value] : config.items()) {
     if (key == "level") {
@@ -83,5 +82,13 @@ Result<std::unique_ptr<BytesToBytesCodec>> MakeBz2Codec(const json& config) {
   }
   return std::unique_ptr<BytesToBytesCodec>(new Bz2Codec(level));
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterBz2Codec(CodecRegistry& registry) {
+  return registry.Register({.v2_ids = {"bz2"}, .make = &MakeBz2});
+}
+}  // namespace internal
 
 }  // namespace zarrd

@@ -1,15 +1,11 @@
 #include <cstring>
-#include <set>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 
 using nlohmann::json;
-
-namespace {
-const std::set<std::string> kNumcodecsIds = {"zstd", "blosc", "zlib", "gzip", "bz2", "crc32c"};
-}  // namespace
 
 int64_t ChunkSpec::num_elements() const {
   int64_t n = 1;
@@ -49,6 +45,7 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
   std::vector<std::unique_ptr<ArrayToArrayCodec>> array_codecs;
   std::unique_ptr<ArrayToBytesCodec> array_to_bytes;
   std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs;
+  const CodecRegistry& registry = CodecRegistry::Builtin();
   ChunkSpec current = spec;
   for (const json& entry : codecs) {
     std::string name;
@@ -67,40 +64,29 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
     auto order_error = [&](const char* what) {
       return InvalidArgument("codecs: \"" + name + "\" " + what);
     };
-    if (name == "transpose") {
-      if (array_to_bytes) return order_error("(array->array) cannot follow an array->bytes codec");
-      ZARRD_ASSIGN_OR_RETURN(auto codec, MakeTransposeCodec(config, current.shape.size()));
-      current.shape = codec->EncodedShape(current.shape);
-      array_codecs.push_back(std::move(codec));
-    } else if (name == "bytes" || name == "sharding_indexed") {
-      if (array_to_bytes) return order_error("is a second array->bytes codec");
-      if (name == "bytes") {
-        ZARRD_ASSIGN_OR_RETURN(array_to_bytes, MakeBytesCodec(config, current.dtype));
-      } else {
-        ZARRD_ASSIGN_OR_RETURN(array_to_bytes, MakeShardingCodec(config, current));
+    if (const CodecDescriptor* known = registry.FindV3(name)) {
+      switch (known->kind()) {
+        case CodecKind::kArrayToArray:
+          if (array_to_bytes)
+            return order_error("(array->array) cannot follow an array->bytes codec");
+          break;
+        case CodecKind::kArrayToBytes:
+          if (array_to_bytes) return order_error("is a second array->bytes codec");
+          break;
+        case CodecKind::kBytesToBytes:
+          if (!array_to_bytes)
+            return order_error("(bytes->bytes) needs an array->bytes codec first");
+          break;
       }
+    }
+    ZARRD_ASSIGN_OR_RETURN(AnyCodec codec, registry.MakeV3(name, config, current));
+    if (auto* a2a = std::get_if<std::unique_ptr<ArrayToArrayCodec>>(&codec)) {
+      current.shape = (*a2a)->EncodedShape(current.shape);
+      array_codecs.push_back(std::move(*a2a));
+    } else if (auto* a2b = std::get_if<std::unique_ptr<ArrayToBytesCodec>>(&codec)) {
+      array_to_bytes = std::move(*a2b);
     } else {
-      std::unique_ptr<BytesToBytesCodec> codec;
-      if (name == "zstd") {
-        ZARRD_ASSIGN_OR_RETURN(codec, MakeZstdCodec(config));
-      } else if (name == "gzip") {
-        ZARRD_ASSIGN_OR_RETURN(codec, MakeGzipCodec(config));
-      } else if (name == "blosc") {
-        ZARRD_ASSIGN_OR_RETURN(codec, MakeBloscCodec(config, current.dtype));
-      } else if (name == "crc32c") {
-        ZARRD_ASSIGN_OR_RETURN(codec, MakeCrc32cCodec(config));
-      } else if (name.rfind("numcodecs.", 0) == 0 && kNumcodecsIds.count(name.substr(10))) {
-        // zarr-python 3 names numcodecs' codecs "numcodecs.<id>" with their v2 configuration.
-        json v2 = config;
-        v2["id"] = name.substr(std::string("numcodecs.").size());
-        ZARRD_ASSIGN_OR_RETURN(codec, MakeV2Compressor(v2, current.dtype));
-      } else {
-        return InvalidArgument("codecs: unsupported codec \"" + name +
-                               "\" (zarrd has transpose, bytes, sharding_indexed, zstd, gzip, "
-                               "blosc, crc32c, numcodecs.zlib, numcodecs.bz2)");
-      }
-      if (!array_to_bytes) return order_error("(bytes->bytes) needs an array->bytes codec first");
-      bytes_codecs.push_back(std::move(codec));
+      bytes_codecs.push_back(std::get<std::unique_ptr<BytesToBytesCodec>>(std::move(codec)));
     }
   }
   if (!array_to_bytes) return InvalidArgument("codecs: no array->bytes codec (bytes)");

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -94,12 +95,20 @@ uint32_t Crc32c(ByteView data, uint32_t crc) {
   return ~crc;
 }
 
-Result<std::unique_ptr<BytesToBytesCodec>> MakeCrc32cCodec(const json& config) {
+namespace {
+Result<std::unique_ptr<BytesToBytesCodec>> MakeCrc32c(const json& config, const ChunkSpec&) {
   for (const auto& [key, value] : config.items()) {
     if (key == "location" && value == "end") continue;  // numcodecs spells out the default
     if (key != "id") return internal::ConfigError("crc32c", key, "is not a known field");
   }
   return std::unique_ptr<BytesToBytesCodec>(new Crc32cCodec());
 }
+}  // namespace
+
+namespace internal {
+Status RegisterCrc32cCodec(CodecRegistry& registry) {
+  return registry.Register({.v3_names = {"crc32c"}, .v2_ids = {"crc32c"}, .make = &MakeCrc32c});
+}
+}  // namespace internal
 
 }  // namespace zarrd

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -94,13 +95,22 @@ Result<std::unique_ptr<BytesToBytesCodec>> MakeDeflate(const json& config, Wrapp
   return std::unique_ptr<BytesToBytesCodec>(new DeflateCodec(wrapper, level));
 }
 
-}  // namespace
-
-Result<std::unique_ptr<BytesToBytesCodec>> MakeGzipCodec(const json& config) {
+Result<std::unique_ptr<BytesToBytesCodec>> MakeGzip(const json& config, const ChunkSpec&) {
   return MakeDeflate(config, Wrapper::kGzip);
 }
-Result<std::unique_ptr<BytesToBytesCodec>> MakeZlibCodec(const json& config) {
+// zlib's own format (numcodecs "zlib"); decodes gzip too.
+Result<std::unique_ptr<BytesToBytesCodec>> MakeZlib(const json& config, const ChunkSpec&) {
   return MakeDeflate(config, Wrapper::kZlib);
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterGzipCodecs(CodecRegistry& registry) {
+  ZARRD_RETURN_IF_ERROR(registry.Register(
+      {.v3_names = {"gzip"}, .v2_ids = {"gzip"}, .make = &MakeGzip, .device_decode = true}));
+  return registry.Register({.v2_ids = {"zlib"}, .make = &MakeZlib, .device_decode = true});
+}
+}  // namespace internal
 
 }  // namespace zarrd

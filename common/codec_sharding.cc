@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/codec_registry.h"
 #include "common/strided_copy.h"
 
 namespace zarrd {
@@ -159,8 +160,9 @@ json ShardingCodec::ToJson() const {
             {"index_location", location_ == IndexLocation::kEnd ? "end" : "start"}}}};
 }
 
-Result<std::unique_ptr<ArrayToBytesCodec>> MakeShardingCodec(const json& config,
-                                                             const ChunkSpec& shard_spec) {
+namespace {
+Result<std::unique_ptr<ArrayToBytesCodec>> MakeSharding(const json& config,
+                                                        const ChunkSpec& shard_spec) {
   auto err = [](const std::string& field, const std::string& why) {
     return internal::ConfigError("sharding_indexed", field, why);
   };
@@ -219,5 +221,13 @@ Result<std::unique_ptr<ArrayToBytesCodec>> MakeShardingCodec(const json& config,
   return std::unique_ptr<ArrayToBytesCodec>(new ShardingCodec(
       std::move(inner_shape), std::move(grid), *inner, *index, location, *index_size));
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterShardingCodec(CodecRegistry& registry) {
+  return registry.Register({.v3_names = {"sharding_indexed"}, .make = &MakeSharding});
+}
+}  // namespace internal
 
 }  // namespace zarrd

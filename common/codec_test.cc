@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/codec_registry.h"
 #include "common/codec_sharding.h"
 #include "common/test_util.h"
 
@@ -114,7 +115,7 @@ TEST(Crc32c, KnownValues) {
 }
 
 TEST(Crc32c, MismatchIsDataLoss) {
-  auto codec = MakeCrc32cCodec(json::object());
+  auto codec = MakeV2Compressor({{"id", "crc32c"}}, DataType::kUint8);
   ASSERT_TRUE(codec.ok());
   Bytes data = {1, 2, 3, 4, 5}, encoded;
   ASSERT_TRUE((*codec)->Encode(data, &encoded).ok());
@@ -260,7 +261,7 @@ TEST(Sharding, RoundTripWithEmptyInnerChunksAndBothIndexLocations) {
          json::parse(
              R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])")},
         {"index_location", location}};
-    auto codec = MakeShardingCodec(config, spec);
+    auto codec = MakeCodec<ArrayToBytesCodec>("sharding_indexed", config, spec);
     ASSERT_TRUE(codec.ok()) << codec.status().ToString();
     std::vector<int32_t> values(24, 0);
     for (int r = 0; r < 2; ++r)
@@ -303,7 +304,7 @@ TEST(Sharding, IndexPointingOutsideTheShardIsDataLoss) {
       {"chunk_shape", {2}},
       {"codecs", json::parse(R"([{"name":"bytes"}])")},
       {"index_codecs", json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])")}};
-  auto codec = MakeShardingCodec(config, spec);
+  auto codec = MakeCodec<ArrayToBytesCodec>("sharding_indexed", config, spec);
   ASSERT_TRUE(codec.ok()) << codec.status().ToString();
   Bytes shard(2 + 32, 0);
   uint64_t entries[4] = {0, 2, 1000, 2};

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 #include "common/strided_copy.h"
 
 namespace zarrd {
@@ -46,9 +47,9 @@ class TransposeCodec : public ArrayToArrayCodec {
   std::vector<size_t> order_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<ArrayToArrayCodec>> MakeTransposeCodec(const json& config, size_t rank) {
+Result<std::unique_ptr<ArrayToArrayCodec>> MakeTranspose(const json& config,
+                                                         const ChunkSpec& spec) {
+  const size_t rank = spec.shape.size();
   if (!config.contains("order")) return internal::ConfigError("transpose", "order", "is required");
   const json& o = config["order"];
   std::vector<size_t> order;
@@ -75,5 +76,13 @@ Result<std::unique_ptr<ArrayToArrayCodec>> MakeTransposeCodec(const json& config
   }
   return std::unique_ptr<ArrayToArrayCodec>(new TransposeCodec(std::move(order)));
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterTransposeCodec(CodecRegistry& registry) {
+  return registry.Register({.v3_names = {"transpose"}, .make = &MakeTranspose});
+}
+}  // namespace internal
 
 }  // namespace zarrd

@@ -1,6 +1,7 @@
 #include <zstd.h>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace zarrd {
 namespace {
@@ -104,9 +105,7 @@ class ZstdCodec : public BytesToBytesCodec {
   bool checksum_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<BytesToBytesCodec>> MakeZstdCodec(const json& config) {
+Result<std::unique_ptr<BytesToBytesCodec>> MakeZstd(const json& config, const ChunkSpec&) {
   int level = 0;
   bool checksum = false;
   for (const auto& [key, value] : config.items()) {
@@ -125,5 +124,14 @@ Result<std::unique_ptr<BytesToBytesCodec>> MakeZstdCodec(const json& config) {
   }
   return std::unique_ptr<BytesToBytesCodec>(new ZstdCodec(level, checksum));
 }
+
+}  // namespace
+
+namespace internal {
+Status RegisterZstdCodec(CodecRegistry& registry) {
+  return registry.Register(
+      {.v3_names = {"zstd"}, .v2_ids = {"zstd"}, .make = &MakeZstd, .device_decode = true});
+}
+}  // namespace internal
 
 }  // namespace zarrd

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "common/checked.h"
+#include "common/codec_registry.h"
 #include "common/codec_sharding.h"
 
 namespace zarrd {
@@ -108,11 +109,12 @@ Status ArrayMetadata::Finalize() {
   if (v2_order == 'F' && rank() > 1) {
     json order = json::array();
     for (size_t d = rank(); d-- > 0;) order.push_back(d);
-    ZARRD_ASSIGN_OR_RETURN(auto transpose, MakeTransposeCodec({{"order", order}}, rank()));
+    ZARRD_ASSIGN_OR_RETURN(auto transpose, MakeCodec<ArrayToArrayCodec>(
+                                               "transpose", {{"order", order}}, chunk_spec()));
     array_codecs.push_back(std::move(transpose));
   }
   json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
-  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeBytesCodec(endian, dtype));
+  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, chunk_spec()));
   std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs;
   if (!v2_compressor.is_null()) {
     ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, dtype));

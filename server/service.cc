@@ -356,7 +356,10 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
         auto m = doc.is_object() && doc.value("zarr_format", 0) == 2
                      ? ParseV2ArrayMetadata(doc, attrs)
                      : ParseV3ArrayMetadata(doc);
-        if (!m.ok()) return m.status().WithContext("metadata_json");
+        if (!m.ok()) {
+          return m.status().WithContext("array " + NodeName(req->store(), req->path()) +
+                                        " metadata_json");
+        }
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
         ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
         Forget(req->store(), req->path());

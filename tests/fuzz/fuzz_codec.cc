@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/codec.h"
+#include "common/codec_registry.h"
 
 namespace {
 
@@ -14,20 +15,12 @@ using namespace zarrd;
 const BytesToBytesCodec& Codec() {
   static const std::unique_ptr<BytesToBytesCodec> codec = [] {
     const std::string name = ZARRD_FUZZ_CODEC;
-    Result<std::unique_ptr<BytesToBytesCodec>> made = InvalidArgument("unknown codec " + name);
-    if (name == "zstd") made = MakeZstdCodec({{"level", 1}});
-    if (name == "gzip") made = MakeGzipCodec({{"level", 1}});
-    if (name == "zlib") made = MakeZlibCodec({{"level", 1}});
-    if (name == "bz2") made = MakeBz2Codec({{"level", 1}});
-    if (name == "crc32c") made = MakeCrc32cCodec(nlohmann::json::object());
+    nlohmann::json config = {{"id", name}, {"level", 1}};
+    if (name == "crc32c") config = {{"id", name}};
     if (name == "blosc") {
-      made = MakeBloscCodec({{"cname", "lz4"},
-                             {"clevel", 5},
-                             {"shuffle", "shuffle"},
-                             {"typesize", 4u},
-                             {"blocksize", 0u}},
-                            DataType::kFloat32);
+      config = {{"id", name}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0u}};
     }
+    auto made = MakeV2Compressor(config, DataType::kFloat32);
     if (!made.ok()) {
       std::fprintf(stderr, "%s\n", made.status().ToString().c_str());
       std::abort();
