@@ -283,7 +283,7 @@ int Main(int argc, char** argv) {
     const double t1 = NowSeconds();
     grpc::ClientContext ctx;
     pb::ServerInfoResponse info;
-    Must(client::FromGrpc(c.stub().ServerInfo(&ctx, pb::ServerInfoRequest(), &info)), "empty");
+    Must(wire::FromGrpcStatus(c.stub().ServerInfo(&ctx, pb::ServerInfoRequest(), &info)), "empty");
     const double t2 = NowSeconds();
     Must(m1->codec_chain->Decode(spec, encoded[k], decoded[k].data()), "decode");
     const double t3 = NowSeconds();

@@ -19,16 +19,12 @@
 #include "common/file_util.h"
 #include "common/selection.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "proto/error_detail.h"
 #include "proto/selection_wire.h"
 
 namespace zarrd::client {
 
 using nlohmann::json;
-
-Status FromGrpc(const grpc::Status& status) {
-  if (status.ok()) return OkStatus();
-  return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
-}
 
 Result<pb::Selection> SelectionFromText(const std::string& text, pb::SelectionMode mode) {
   // Items are split at commas outside brackets; each is a list or one basic item.
@@ -189,7 +185,7 @@ Result<std::unique_ptr<Client>> Client::Connect(
 Result<pb::ServerInfoResponse> Client::RefreshServerInfo() {
   grpc::ClientContext ctx;
   pb::ServerInfoResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->ServerInfo(&ctx, pb::ServerInfoRequest(), &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->ServerInfo(&ctx, pb::ServerInfoRequest(), &resp)));
   info_ = resp;
   return resp;
 }
@@ -200,7 +196,7 @@ Result<NodeInfo> Client::GetNode(const std::string& store, const std::string& pa
   req.set_store(store);
   req.set_path(path);
   pb::NodeInfo resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetNode(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->GetNode(&ctx, req, &resp)));
   return ToNodeInfo(resp);
 }
 
@@ -215,7 +211,7 @@ Result<NodeInfo> Client::CreateArray(const std::string& store, const std::string
   if (!attributes.is_null()) req.set_attributes_json(attributes.dump());
   req.set_overwrite(overwrite);
   pb::NodeInfo resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->CreateNode(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->CreateNode(&ctx, req, &resp)));
   return ToNodeInfo(resp);
 }
 
@@ -230,7 +226,7 @@ Result<NodeInfo> Client::CreateGroup(const std::string& store, const std::string
                                          : json{{"zarr_format", 3}, {"node_type", "group"}}.dump());
   req.set_attributes_json(attributes.dump());
   pb::NodeInfo resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->CreateNode(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->CreateNode(&ctx, req, &resp)));
   return ToNodeInfo(resp);
 }
 
@@ -241,7 +237,7 @@ Result<std::vector<pb::ListNodesResponse::Entry>> Client::List(const std::string
   req.set_store(store);
   req.set_path(path);
   pb::ListNodesResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->ListNodes(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->ListNodes(&ctx, req, &resp)));
   return std::vector<pb::ListNodesResponse::Entry>(resp.nodes().begin(), resp.nodes().end());
 }
 
@@ -251,7 +247,7 @@ Result<uint64_t> Client::Delete(const std::string& store, const std::string& pat
   req.set_store(store);
   req.set_path(path);
   pb::DeleteNodeResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->DeleteNode(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->DeleteNode(&ctx, req, &resp)));
   return resp.keys_deleted();
 }
 
@@ -263,7 +259,7 @@ Result<NodeInfo> Client::SetAttributes(const std::string& store, const std::stri
   req.set_path(path);
   req.set_attributes_json(attributes.dump());
   pb::NodeInfo resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->SetAttributes(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->SetAttributes(&ctx, req, &resp)));
   return ToNodeInfo(resp);
 }
 
@@ -275,7 +271,7 @@ Result<NodeInfo> Client::Resize(const std::string& store, const std::string& pat
   req.set_path(path);
   for (int64_t s : shape) req.add_shape(s);
   pb::NodeInfo resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->Resize(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->Resize(&ctx, req, &resp)));
   return ToNodeInfo(resp);
 }
 
@@ -311,7 +307,7 @@ Status Client::Get(const std::string& store, const std::string& path,
   if (size <= info_.max_unary_result_bytes()) {
     grpc::ClientContext ctx;
     pb::GetItemResponse resp;
-    ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
+    ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->GetItem(&ctx, req, &resp)));
     if (resp.data().size() != size) return mismatch(resp.data().size());
     std::memcpy(out, resp.data().data(), size);
     if (descriptor) *descriptor = resp.array();
@@ -351,8 +347,7 @@ Result<bool> Client::GetThroughScratch(const std::string& store, const std::stri
       return false;
     }
     Status s = GetInto(store, path, selection, **region, 0, size, descriptor);
-    if (s.code() == StatusCode::kNotFound && attempt == 0 &&
-        s.message().find("host region") != std::string::npos) {
+    if (s.reason() == reason::kHostRegionNotRegistered && attempt == 0) {
       // zarrd restarted since the region was registered, and its regions went with it.
       (*region)->stub_ = nullptr;
       ForgetScratch();
@@ -532,7 +527,7 @@ Status Client::Set(const std::string& store, const std::string& path,
     *req.mutable_selection() = selection;
     req.set_data(bytes, size);
     pb::SetItemResponse resp;
-    return FromGrpc(stub_->SetItem(&ctx, req, &resp));
+    return wire::FromGrpcStatus(stub_->SetItem(&ctx, req, &resp));
   }
   grpc::ClientContext ctx;
   pb::SetItemResponse resp;
@@ -549,7 +544,7 @@ Status Client::Set(const std::string& store, const std::string& path,
     if (!writer->Write(req)) break;  // the server ended the call: Finish says why
   }
   writer->WritesDone();
-  return FromGrpc(writer->Finish());
+  return wire::FromGrpcStatus(writer->Finish());
 }
 
 HostRegion::~HostRegion() {
@@ -569,7 +564,7 @@ Result<std::unique_ptr<HostRegion>> Client::CreateHostRegion(size_t size) {
   req.set_nbytes(size);
   req.set_client_pid(::getpid());
   pb::RegisterHostRegionResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->RegisterHostRegion(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->RegisterHostRegion(&ctx, req, &resp)));
   std::unique_ptr<HostRegion> region(new HostRegion());
   region->id_ = resp.region_id();
   region->stub_ = stub_.get();  // unregistered by the destructor from here on
@@ -607,7 +602,7 @@ Status Client::GetInto(const std::string& store, const std::string& path,
   target->set_offset(offset);
   target->set_nbytes(nbytes);
   pb::GetItemResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stub_->GetItem(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->GetItem(&ctx, req, &resp)));
   if (descriptor) *descriptor = resp.array();
   return OkStatus();
 }
@@ -625,7 +620,7 @@ Status Client::SetFrom(const std::string& store, const std::string& path,
   source->set_offset(offset);
   source->set_nbytes(nbytes);
   pb::SetItemResponse resp;
-  return FromGrpc(stub_->SetItem(&ctx, req, &resp));
+  return wire::FromGrpcStatus(stub_->SetItem(&ctx, req, &resp));
 }
 
 Result<bool> CheckHealth(const std::string& address, double timeout_s, const TlsOptions& tls) {

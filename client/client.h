@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proto/error_detail.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
 
 namespace zarrd::client {
@@ -182,7 +183,6 @@ class Client {
   std::vector<std::unique_ptr<HostRegion>> scratch_;  // destroyed before stub_ (declared after)
 };
 
-Status FromGrpc(const grpc::Status& status);
 
 // Asks the gRPC health service of the zarrd at `address` (grpc.health.v1.Health/Check, the
 // whole server): true when it answers SERVING, false when it answers otherwise (e.g. while

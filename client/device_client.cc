@@ -20,7 +20,7 @@ Status DeviceArray::Release() {
   pb::ReleaseLeaseRequest req;
   req.set_lease_id(buffer_.lease_id());
   pb::ReleaseLeaseResponse resp;
-  return FromGrpc(stub_->ReleaseLease(&ctx, req, &resp));
+  return wire::FromGrpcStatus(stub_->ReleaseLease(&ctx, req, &resp));
 }
 
 DeviceRegion::~DeviceRegion() {
@@ -124,7 +124,7 @@ Result<std::unique_ptr<DeviceArray>> DeviceClient::Get(const std::string& store,
   req.set_answer_before_ready(answer_before_ready_);
   grpc::ClientContext ctx;
   pb::GetItemResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().GetItem(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(client_.stub().GetItem(&ctx, req, &resp)));
   std::unique_ptr<DeviceArray> array(new DeviceArray());
   array->stub_ = &client_.stub();
   array->descriptor_ = resp.array();
@@ -145,7 +145,7 @@ Status DeviceClient::SetFromArray(const std::string& store, const std::string& p
   req.set_lease_id(array.buffer().lease_id());
   grpc::ClientContext ctx;
   pb::SetItemResponse resp;
-  return FromGrpc(client_.stub().SetItem(&ctx, req, &resp));
+  return wire::FromGrpcStatus(client_.stub().SetItem(&ctx, req, &resp));
 }
 
 Result<std::unique_ptr<DeviceRegion>> DeviceClient::RegisterRegion(void* data, uint64_t nbytes) {
@@ -165,7 +165,7 @@ Result<std::unique_ptr<DeviceRegion>> DeviceClient::RegisterRegion(void* data, u
   req.set_client_pid(::getpid());
   grpc::ClientContext ctx;
   pb::RegisterDeviceRegionResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().RegisterDeviceRegion(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(client_.stub().RegisterDeviceRegion(&ctx, req, &resp)));
   std::unique_ptr<DeviceRegion> region(new DeviceRegion());
   region->stub_ = &client_.stub();
   region->id_ = resp.region_id();
@@ -191,7 +191,7 @@ Status DeviceClient::GetInto(const std::string& store, const std::string& path,
   req.set_answer_before_ready(answer_before_ready_);
   grpc::ClientContext ctx;
   pb::GetItemResponse resp;
-  ZARRD_RETURN_IF_ERROR(FromGrpc(client_.stub().GetItem(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(client_.stub().GetItem(&ctx, req, &resp)));
   if (descriptor) *descriptor = resp.array();
   return WaitReady(resp.device_buffer(), ready_on);
 }
@@ -209,7 +209,7 @@ Status DeviceClient::SetFrom(const std::string& store, const std::string& path,
   target->set_nbytes(nbytes);
   grpc::ClientContext ctx;
   pb::SetItemResponse resp;
-  return FromGrpc(client_.stub().SetItem(&ctx, req, &resp));
+  return wire::FromGrpcStatus(client_.stub().SetItem(&ctx, req, &resp));
 }
 
 }  // namespace zarrd::client

@@ -98,7 +98,7 @@ Result<PieceStreamResult> ReadPieces(
     stream.Finish();
     return failed;
   }
-  ZARRD_RETURN_IF_ERROR(FromGrpc(stream.Finish()));
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stream.Finish()));
   return result;
 }
 

@@ -49,7 +49,7 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  return Status(code_, context + ": " + message_).WithReason(reason_);
 }
 
 Status ErrnoStatus(int err, const std::string& what) {

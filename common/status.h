@@ -41,13 +41,30 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // "INVALID_ARGUMENT: message"
   std::string ToString() const;
-  // Returns a status with the same code and `context + ": " + message`.
+  // Returns a status with the same code and reason and `context + ": " + message`.
   Status WithContext(const std::string& context) const;
+  // What a client can act on, for the errors that have one (proto/zarrd/v1/error.proto lists
+  // them); empty otherwise.
+  const std::string& reason() const { return reason_; }
+  Status WithReason(std::string reason) const {
+    Status s = *this;
+    s.reason_ = std::move(reason);
+    return s;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string reason_;
 };
+
+// The reasons of proto/zarrd/v1/error.proto.
+namespace reason {
+inline constexpr char kHostRegionNotRegistered[] = "HOST_REGION_NOT_REGISTERED";
+inline constexpr char kDeviceRegionNotRegistered[] = "DEVICE_REGION_NOT_REGISTERED";
+inline constexpr char kUnaryResultTooLarge[] = "UNARY_RESULT_TOO_LARGE";
+inline constexpr char kShuttingDown[] = "SHUTTING_DOWN";
+}  // namespace reason
 
 inline Status OkStatus() { return Status(); }
 inline Status InvalidArgument(std::string m) {

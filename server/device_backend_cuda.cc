@@ -219,7 +219,8 @@ class CudaDeviceBackend final : public DeviceBackend {
     {
       std::lock_guard lock(regions_mutex_);
       auto it = regions_.find(id);
-      if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered");
+      if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered")
+            .WithReason(reason::kDeviceRegionNotRegistered);
       gone = it->second;
       regions_.erase(it);
     }
@@ -283,7 +284,8 @@ class CudaDeviceBackend final : public DeviceBackend {
   Result<std::shared_ptr<DeviceRegion>> FindRegion(const std::string& id) {
     std::lock_guard lock(regions_mutex_);
     auto it = regions_.find(id);
-    if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered");
+    if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered")
+            .WithReason(reason::kDeviceRegionNotRegistered);
     return it->second;
   }
 

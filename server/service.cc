@@ -16,9 +16,11 @@ namespace zarrd::server {
 
 using nlohmann::json;
 
-grpc::Status ToGrpc(const Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
+Status UnaryResultTooLarge(uint64_t nbytes, uint64_t limit) {
+  return ResourceExhausted("result of " + std::to_string(nbytes) +
+                           " bytes exceeds the unary limit of " + std::to_string(limit) +
+                           ": use GetItemStream or a host region")
+      .WithReason(reason::kUnaryResultTooLarge);
 }
 
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out) {
@@ -187,7 +189,8 @@ grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::
                                                  Dispatch dispatch, Work work) {
   auto* reactor = new UnaryReactor;
   if (draining_) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "zarrd is shutting down"));
+    reactor->Finish(wire::ToGrpcStatus(
+        Unavailable("zarrd is shutting down").WithReason(reason::kShuttingDown)));
     return reactor;
   }
   BeginRequest();
@@ -201,7 +204,7 @@ grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::
     const size_t colon = what.find(':');
     metrics_->Request(method, colon == std::string::npos ? "" : what.substr(0, colon), s.code(),
                       ms / 1000);
-    reactor->Finish(ToGrpc(s));
+    reactor->Finish(wire::ToGrpcStatus(s));
     EndRequest();
   };
   if (dispatch == Dispatch::kShort) {
@@ -516,10 +519,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
           return OkStatus();
         }
         if (nbytes > config_.max_unary_result_bytes) {
-          return ResourceExhausted("result of " + std::to_string(nbytes) +
-                                   " bytes exceeds the unary limit of " +
-                                   std::to_string(config_.max_unary_result_bytes) +
-                                   ": use GetItemStream or a host region");
+          return UnaryResultTooLarge(nbytes, config_.max_unary_result_bytes);
         }
         std::string* data = resp->mutable_data();
         data->resize(nbytes);

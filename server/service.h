@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "proto/error_detail.h"
 #include "common/array.h"
 #include "common/store.h"
 #include "common/thread_pool.h"
@@ -32,7 +33,6 @@ struct NamedStore {
   std::shared_ptr<Store> store;
 };
 
-grpc::Status ToGrpc(const Status& status);
 
 // GetItemStream and StreamBytes are registered raw: their pieces are written as slices over the
 // decoded bands (or the diagnostic's buffer), with no copy into protobuf messages (the wire
@@ -180,6 +180,8 @@ class ZarrdService final
 };
 
 // Converts a wire selection to the engine's.
+// RESOURCE_EXHAUSTED (reason UNARY_RESULT_TOO_LARGE) for a unary result past the limit.
+Status UnaryResultTooLarge(uint64_t nbytes, uint64_t limit);
 void Describe(const ArrayMetadata& m, const ResolvedSelection& sel, pb::ArrayDescriptor* out);
 void Describe(const ArrayMetadata& m, const ResolvedAdvanced& sel, pb::ArrayDescriptor* out);
 

@@ -62,9 +62,7 @@ Status ZarrdService::GetAdvanced(const Array& array, const pb::GetItemRequest& r
     return OkStatus();
   }
   if (nbytes > config_.max_unary_result_bytes) {
-    return ResourceExhausted(
-        "result of " + std::to_string(nbytes) + " bytes exceeds the unary limit of " +
-        std::to_string(config_.max_unary_result_bytes) + ": use GetItemStream or a host region");
+    return UnaryResultTooLarge(nbytes, config_.max_unary_result_bytes);
   }
   std::string* data = resp->mutable_data();
   data->resize(nbytes);

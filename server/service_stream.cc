@@ -122,7 +122,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       service_->metrics().Request("GetItemStream", req_->store(), sent.code(), Seconds(start_));
       if (sent.ok()) service_->metrics().BytesRead("host", bytes_sent_);
       lock.unlock();
-      Finish(ToGrpc(sent));  // the last touch of this reactor
+      Finish(wire::ToGrpcStatus(sent));  // the last touch of this reactor
     }
   }
 
@@ -258,7 +258,7 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
         spdlog::debug("SetItemStream {}:{} -> {}", store_, path_, StatusCodeName(s.code()));
         service_->metrics().Request("SetItemStream", store_, s.code(), Seconds(start_));
         if (s.ok()) service_->metrics().BytesWritten("bytes", data_.size());
-        Finish(ToGrpc(s));
+        Finish(wire::ToGrpcStatus(s));
       });
       return;
     }

@@ -5,12 +5,15 @@ import grpc
 
 
 class ZarrdError(Exception):
-    """A request that zarrd refused; `code` is the gRPC status code, `message` the server's."""
+    """A request that zarrd refused; `code` is the gRPC status code, `message` the server's and
+    `reason`, for the errors a client acts on, the ErrorInfo reason (proto/zarrd/v1/error.proto),
+    else ""."""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, reason=""):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.reason = reason
 
     def __str__(self):
         return f"{self.code.name}: {self.message}"
@@ -72,9 +75,28 @@ _BY_CODE = {
 }
 
 
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def reason_of(error):
+    """The zarrd ErrorInfo reason in a gRPC error's status details, or ""."""
+    from zarrd.v1 import error_pb2
+    trailing = getattr(error, "trailing_metadata", None)
+    for key, value in (trailing() or ()) if trailing else ():
+        if key != "grpc-status-details-bin":
+            continue
+        status = error_pb2.RpcStatus.FromString(value)
+        for detail in status.details:
+            if detail.type_url == _ERROR_INFO:
+                info = error_pb2.ErrorInfo.FromString(detail.value)
+                if info.domain == "zarrd":
+                    return info.reason
+    return ""
+
+
 def from_rpc(error):
     code = error.code()
-    return _BY_CODE.get(code, ZarrdError)(code, error.details() or "")
+    return _BY_CODE.get(code, ZarrdError)(code, error.details() or "", reason_of(error))
 
 
 def call(method, request, **kwargs):

@@ -73,7 +73,7 @@ class HostRegions:
             try:
                 errors.call(self._stub.GetItem, request)
             except errors.NotFoundError as e:
-                if attempt == 0 and "host region" in e.message:
+                if attempt == 0 and e.reason == "HOST_REGION_NOT_REGISTERED":
                     # zarrd restarted since the region was registered; its regions went with it.
                     region.memory.close()
                     self._forget()
