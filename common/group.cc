@@ -91,8 +91,10 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
 Status SetGroupAttributes(Store& store, const std::string& path, const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
   auto hold = store.node_locks().Share(path);  // a group deleted meanwhile is not brought back
-  ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
+  // Read under the lock: a concurrent re-consolidation of this group is kept
+  // (common/consolidated.h).
   auto lock = store.LockKey(JoinKey(path, "zarr.json"));
+  ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
   g.attributes = attributes;
   if (g.format == ZarrFormat::kV3) {
     return WriteJsonDocument(store, JoinKey(path, "zarr.json"), ToV3Json(g));

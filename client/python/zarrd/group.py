@@ -58,3 +58,9 @@ class Group(Node):
 
     def __repr__(self):
         return f"<zarrd.Group {self.store}:{self.path or '/'}>"
+
+
+def consolidate_metadata(group):
+    """zarr.consolidate_metadata for a zarrd group: writes its consolidated metadata, which zarrd
+    keeps current on its own writes from then on; returns the group, reopened."""
+    return group._client.consolidate(group.store, group.path)
