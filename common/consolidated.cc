@@ -76,9 +76,12 @@ Result<std::optional<ConsolidateResult>> Consolidate(Store& store, const std::st
   auto lock = store.LockKey(zarr_json);
   auto group = OpenGroup(store, path);
   if (!group.ok()) {
+    // No group, an array, or a document nobody reads as a group: nothing to keep current. Other
+    // failures (an unreachable store) may hide consolidated metadata that would go stale.
     const StatusCode code = group.status().code();
     if (only_existing &&
-        (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition)) {
+        (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition ||
+         code == StatusCode::kDataLoss || code == StatusCode::kInvalidArgument)) {
       return Out();
     }
     return group.status();

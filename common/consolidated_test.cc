@@ -183,6 +183,10 @@ TEST(Consolidated, RefusesWhatIsNoGroup) {
   // Nothing to refresh: no group above has consolidated metadata.
   EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "a").ok());
   EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "gone/deeper").ok());
+  // An ancestor whose document is no group's: nobody reads consolidated metadata from it.
+  ASSERT_TRUE(WriteJsonDocument(*store, "broken/zarr.json", {{"zarr_format", 7}}).ok());
+  EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "broken/x").ok());
+  EXPECT_EQ(ConsolidateMetadata(*store, "broken").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Consolidated, RefusesAZarrJsonZarrdCouldNotReadBack) {

@@ -83,6 +83,25 @@ def test_v2_writes_by_zarrd_are_seen_by_zarr_open_consolidated(client, server, t
     assert not (root / "sub" / ".zmetadata").exists()
 
 
+def test_xarray_open_zarr_sees_what_zarrd_changed(client, server):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("zarr")
+    root = server.workdir / "data" / "xr"
+    xr.Dataset({"t": (("x",), np.arange(6.0))}, coords={"x": np.arange(6)},
+               attrs={"title": "by xarray"}).to_zarr(str(root), mode="w")  # consolidated
+    assert (root / ".zmetadata").exists()
+    client.open_group("local", "xr").attrs["title"] = "by zarrd"
+    client.open_array("local", "xr/t").attrs["units"] = "K"
+    u = client.create_array("local", "xr/u", shape=(6,), dtype="float64", zarr_format=2,
+                            attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    u[:] = np.arange(6.0) * 2 + 1  # no 0: xarray reads the fill value (0) as missing
+    ds = xr.open_zarr(str(root), consolidated=True)
+    assert ds.attrs["title"] == "by zarrd"
+    assert ds["t"].attrs["units"] == "K"
+    np.testing.assert_array_equal(ds["u"].values, np.arange(6.0) * 2 + 1)
+    np.testing.assert_array_equal(ds["t"].values, np.arange(6.0))
+
+
 def test_v3_consolidated_metadata_is_kept_current(client, server):
     root = server.workdir / "data" / "v3"
     g = client.create_group("local", "v3", attributes={"title": "t"})
