@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "common/array.h"
 #include "common/group.h"
 #include "common/json_document.h"
@@ -119,6 +121,34 @@ TEST(Consolidated, NestedV3GroupsAreEachRefreshed) {
   EXPECT_TRUE(V3Entries(*store, "").contains("g/x"));
   // The root's entry of g carries an empty consolidated metadata, as zarr-python writes it.
   EXPECT_TRUE(V3Entries(*store, "")["g"]["consolidated_metadata"]["metadata"].empty());
+}
+
+TEST(Consolidated, ConcurrentChangesLeaveItCurrent) {
+  auto store = MakeMemoryStore();
+  ASSERT_TRUE(CreateGroup(*store, "", {}).ok());
+  ASSERT_TRUE(ConsolidateMetadata(*store, "").ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&store, t] {
+      for (int i = 0; i < 10; ++i) {
+        const std::string path = "t" + std::to_string(t) + "/a" + std::to_string(i);
+        Status s = Array::Create(store, path, Meta({2}, {2})).status();
+        if (s.ok()) s = CreateParentGroups(*store, path, ZarrFormat::kV3);
+        if (s.ok()) s = RefreshConsolidatedMetadata(*store, path);
+        if (s.ok() && i % 2) s = SetGroupAttributes(*store, "", {{"last", path}});
+        if (s.ok() && i % 2) s = RefreshConsolidatedMetadata(*store, "");
+        if (s.ok() && i % 3 == 2) s = DeleteNode(*store, path).status();
+        if (s.ok() && i % 3 == 2) s = RefreshConsolidatedMetadata(*store, path);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  auto expected = BuildV3Consolidated(*store, "");
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ((*expected)["metadata"].size(), 8u + 8 * 7);  // the groups, the arrays not deleted
+  EXPECT_EQ(Read(*store, "zarr.json")["consolidated_metadata"], *expected);
+  EXPECT_TRUE(Read(*store, "zarr.json")["attributes"].contains("last"));
 }
 
 TEST(Consolidated, V3SkipsWhatIsNoMember) {
