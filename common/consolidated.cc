@@ -161,6 +161,61 @@ Result<ConsolidateResult> ConsolidateMetadata(Store& store, const std::string& p
   return **result;
 }
 
+Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(
+    Store& store, const std::string& path) {
+  using Out = std::optional<std::vector<NodeEntry>>;
+  ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
+  std::vector<std::string> groups{""};
+  for (size_t slash = path.find('/'); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    groups.push_back(path.substr(0, slash));
+  }
+  if (!path.empty()) groups.push_back(path);
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    // `path` relative to the group, and the prefix its children's entries start with.
+    const std::string below =
+        it->size() == path.size() ? "" : PrefixOf(path.substr(it->empty() ? 0 : it->size() + 1));
+    std::map<std::string, NodeEntry> children;
+    auto add = [&](std::string_view entry, NodeEntry::Kind kind, ZarrFormat format) {
+      if (!entry.starts_with(below)) return;
+      entry.remove_prefix(below.size());
+      if (entry.empty() || entry.find('/') != std::string_view::npos) return;
+      children.try_emplace(std::string(entry), NodeEntry{std::string(entry), kind, format, ""});
+    };
+    ZARRD_ASSIGN_OR_RETURN(auto v3, ReadJsonDocument(store, JoinKey(*it, "zarr.json")));
+    const json* metadata = nullptr;
+    if (v3 && FieldIs(*v3, "node_type", "group") && (*v3)["consolidated_metadata"].is_object()) {
+      metadata = &(*v3)["consolidated_metadata"]["metadata"];
+    }
+    if (metadata && metadata->is_object()) {
+      for (const auto& [entry, doc] : metadata->items()) {
+        add(entry,
+            FieldIs(doc, "node_type", "array") ? NodeEntry::Kind::kArray : NodeEntry::Kind::kGroup,
+            ZarrFormat::kV3);
+      }
+    } else if (v3) {
+      continue;
+    } else {
+      ZARRD_ASSIGN_OR_RETURN(auto v2, ReadJsonDocument(store, JoinKey(*it, kV2ConsolidatedKey)));
+      if (!v2 || !v2->is_object() || !(*v2)["metadata"].is_object()) continue;
+      for (const auto& [key, doc] : (*v2)["metadata"].items()) {
+        for (const char* name : {".zarray", ".zgroup"}) {
+          auto node = NodeOfDocument(key, name);
+          if (!node || node->empty()) continue;
+          add(*node,
+              name == std::string_view(".zarray") ? NodeEntry::Kind::kArray
+                                                  : NodeEntry::Kind::kGroup,
+              ZarrFormat::kV2);
+        }
+      }
+    }
+    std::vector<NodeEntry> out;
+    for (auto& [name, entry] : children) out.push_back(std::move(entry));
+    return Out(std::move(out));
+  }
+  return Out();
+}
+
 Status RefreshConsolidatedMetadata(Store& store, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
   std::vector<std::string> groups{""};

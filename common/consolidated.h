@@ -14,8 +14,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "common/group.h"
 #include "common/metadata.h"
 #include "common/status.h"
 #include "common/store.h"
@@ -42,6 +45,12 @@ struct ConsolidateResult {
 // zarr.json that would grow past what zarrd reads back (kMaxJsonDocumentBytes,
 // kMaxStoredJsonDepth) is RESOURCE_EXHAUSTED and not written.
 Result<ConsolidateResult> ConsolidateMetadata(Store& store, const std::string& path);
+
+// The children of `path` as the consolidated metadata of `path`, or of the nearest group above
+// it that has some, records them; nullopt when none has. For stores that cannot list (plain
+// HTTP), where this copy is the only index of a hierarchy.
+Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(Store& store,
+                                                                           const std::string& path);
 
 // Call after the node at `path` was created, deleted, resized or had its attributes set:
 // rebuilds the consolidated metadata of every group at or above `path` that has it. Takes

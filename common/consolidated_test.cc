@@ -205,6 +205,47 @@ TEST(Consolidated, V2GroupStaysCurrent) {
   EXPECT_FALSE(entries.contains("g/b/.zarray"));
 }
 
+// A store that cannot list, as plain HTTP.
+class UnlistableStore : public testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  Result<std::vector<std::string>> List(const std::string&) override {
+    return Unimplemented("no listing");
+  }
+};
+
+std::vector<std::string> Names(Store& store, const std::string& path) {
+  auto children = ListChildren(store, path);
+  EXPECT_TRUE(children.ok()) << children.status().ToString();
+  std::vector<std::string> out;
+  for (const auto& c : children.ok() ? *children : std::vector<NodeEntry>{}) {
+    out.push_back(c.name + (c.kind == NodeEntry::Kind::kArray ? ":array" : ":group") +
+                  (c.format == ZarrFormat::kV2 ? ":2" : ":3"));
+  }
+  return out;
+}
+
+TEST(Consolidated, ListsAStoreWithoutListingFromIt) {
+  auto v3 = OpenLocalStore(testing::FixturesDir() + "/zarrita/v3/data.zarr");
+  ASSERT_TRUE(v3.ok());
+  UnlistableStore web3(*v3);
+  EXPECT_EQ(Names(web3, "consolidated"),
+            (std::vector<std::string>{"1d.chunked.i2:array:3", "2d.contiguous.i2:array:3",
+                                      "nested:group:3"}));
+  EXPECT_EQ(Names(web3, "consolidated/nested"), std::vector<std::string>{"1d.i2:array:3"});
+  // Neither the root nor anything above records it.
+  EXPECT_EQ(ListChildren(web3, "").status().code(), StatusCode::kUnimplemented);
+
+  auto v2 = OpenLocalStore(testing::FixturesDir() + "/zarrita/v2/data.zarr");
+  ASSERT_TRUE(v2.ok());
+  UnlistableStore web2(*v2);
+  auto names = Names(web2, "");
+  EXPECT_EQ(names.size(), 33u);  // 32 arrays and a group
+  EXPECT_EQ(names.back(), "my group with spaces:group:2");
+  EXPECT_EQ(names.front(), "1d.chunked.i2:array:2");
+  EXPECT_TRUE(Names(web2, "my group with spaces").empty());
+}
+
 TEST(Consolidated, RefusesWhatIsNoGroup) {
   auto store = MakeMemoryStore();
   EXPECT_EQ(ConsolidateMetadata(*store, "nope").status().code(), StatusCode::kNotFound);

@@ -1,15 +1,18 @@
 """Consolidated metadata kept current by zarrd's writes: v2 checked by Debian's zarr 2.x opening
 with zarr.open_consolidated (and against zarr.consolidate_metadata of the same tree), v3 against
 the document zarr-python 3 writes, rebuilt here from the node documents on disk."""
+import functools
+import http.server
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import zarrd
-from conftest import zarrctl
+from conftest import Server, zarrctl
 
 
 @pytest.fixture
@@ -156,3 +159,34 @@ def test_zarrctl_consolidate_and_errors(client, server):
     with pytest.raises(zarrd.PermissionDeniedError):
         client.consolidate("ro", "plain")
     assert zarrctl(server.unix, "consolidate", "local:nowhere", check=False).returncode != 0
+
+
+def test_a_store_without_listing_lists_through_consolidated_metadata(tmp_path):
+    """Plain HTTP has no listing: groups there are listed from their consolidated metadata, so
+    the xarray backend opens a dataset xarray wrote."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("zarr")
+    from zarrd.xarray_backend import ZarrdBackendEntrypoint
+    data = tmp_path / "data"
+    data.mkdir()
+    values = np.arange(12.0).reshape(3, 4) + 1
+    xr.Dataset({"t": (("y", "x"), values)}, coords={"x": np.arange(4) + 1},
+               attrs={"title": "on the web"}).to_zarr(str(data / "ds"), mode="w")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(data))
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    s = Server(tmp_path, {"stores": [
+        {"name": "web", "kind": "http", "url": f"http://127.0.0.1:{web.server_address[1]}"}]})
+    try:
+        with zarrd.connect(s.unix) as c:
+            assert sorted(c.open_group("web", "ds").keys()) == ["t", "x"]
+        got = xr.open_dataset("zarrd://web/ds", engine=ZarrdBackendEntrypoint, address=s.unix)
+        assert got.attrs["title"] == "on the web"
+        np.testing.assert_array_equal(got["t"].values, values)
+        np.testing.assert_array_equal(got["x"].values, np.arange(4) + 1)
+        # Nothing records the store's root: listing it says why it cannot.
+        out = zarrctl(s.unix, "ls", "web:", check=False)
+        assert out.returncode == 1 and "no listing" in out.stderr
+    finally:
+        web.shutdown()
+        assert s.stop() == 0, s.log_text()[-3000:]
