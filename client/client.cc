@@ -251,6 +251,17 @@ Result<uint64_t> Client::Delete(const std::string& store, const std::string& pat
   return resp.keys_deleted();
 }
 
+Result<pb::ConsolidateResponse> Client::Consolidate(const std::string& store,
+                                                    const std::string& path) {
+  grpc::ClientContext ctx;
+  pb::ConsolidateRequest req;
+  req.set_store(store);
+  req.set_path(path);
+  pb::ConsolidateResponse resp;
+  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->Consolidate(&ctx, req, &resp)));
+  return resp;
+}
+
 Result<NodeInfo> Client::SetAttributes(const std::string& store, const std::string& path,
                                        const json& attributes) {
   grpc::ClientContext ctx;

@@ -92,6 +92,8 @@ class Client {
                                  const nlohmann::json& attributes);
   Result<NodeInfo> Resize(const std::string& store, const std::string& path,
                           const std::vector<int64_t>& shape);
+  // Writes the consolidated metadata of the group at `path` (zarr's consolidate_metadata).
+  Result<pb::ConsolidateResponse> Consolidate(const std::string& store, const std::string& path);
 
   // Reads the selection into `out` (exactly the result's size). Over a Unix socket, results of
   // 64 KiB to 64 MiB are decoded by the server into a scratch shared-memory region this client

@@ -448,6 +448,19 @@ int Execute(const std::string& command, const Options& o) {
     if (!node.ok()) return Fail(node.status());
     return PrintJson(node->attributes);
   }
+  if (command == "consolidate") {
+    auto done = c.Consolidate(store, path);
+    if (!done.ok()) return Fail(done.status());
+    if (o.json) {
+      return PrintJson({{"store", store},
+                        {"path", path},
+                        {"zarr_format", done->zarr_format()},
+                        {"key", done->key()},
+                        {"entries", done->entries()}});
+    }
+    std::cout << "consolidated " << done->entries() << " entries into " << done->key() << "\n";
+    return 0;
+  }
   if (command == "copy") return Copy(c, o);
 
   auto selection = zarrd::client::SelectionFromText(
@@ -580,6 +593,10 @@ int Run(int argc, char** argv) {
                         "zarrctl attrs local:demo/t --set '{\"units\": \"m\"}'");
   node_arg(attrs);
   attrs->add_option("--set", o.set_attributes, "a JSON object to store as the attributes");
+
+  node_arg(Command(app, "consolidate",
+                   "write a group's consolidated metadata (v3 zarr.json, v2 .zmetadata)",
+                   "zarrctl consolidate local:demo"));
 
   auto* health = Command(app, "health", "gRPC health check: exit 0 when zarrd is SERVING",
                          "zarrctl --address unix:/run/zarrd/zarrd.sock health --timeout 2");

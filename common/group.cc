@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "common/consolidated.h"
 #include "common/json_document.h"
 #include "common/node_lifecycle.h"
 #include "common/node_locks.h"
@@ -91,8 +92,10 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
 Status SetGroupAttributes(Store& store, const std::string& path, const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
   auto hold = store.node_locks().Share(path);  // a group deleted meanwhile is not brought back
-  ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
+  // Read under the lock: a concurrent re-consolidation of this group is kept
+  // (common/consolidated.h).
   auto lock = store.LockKey(JoinKey(path, "zarr.json"));
+  ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
   g.attributes = attributes;
   if (g.format == ZarrFormat::kV3) {
     return WriteJsonDocument(store, JoinKey(path, "zarr.json"), ToV3Json(g));
@@ -103,9 +106,15 @@ Status SetGroupAttributes(Store& store, const std::string& path, const json& att
 Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   const std::string prefix = path.empty() ? "" : path + "/";
-  ZARRD_ASSIGN_OR_RETURN(auto keys, store.List(prefix));
+  auto keys = store.List(prefix);
+  if (!keys.ok()) {
+    if (keys.status().code() != StatusCode::kUnimplemented) return keys.status();
+    ZARRD_ASSIGN_OR_RETURN(auto recorded, ListChildrenFromConsolidated(store, path));
+    if (!recorded) return keys.status();
+    return std::move(*recorded);
+  }
   std::map<std::string, NodeEntry> children;
-  for (const auto& key : keys) {
+  for (const auto& key : *keys) {
     std::string rest = key.substr(prefix.size());
     size_t slash = rest.find('/');
     if (slash == std::string::npos) continue;

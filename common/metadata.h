@@ -71,6 +71,8 @@ nlohmann::json ToV2Json(const ArrayMetadata& metadata);
 struct GroupMetadata {
   ZarrFormat format = ZarrFormat::kV3;
   nlohmann::json attributes = nlohmann::json::object();
+  // v3: the "consolidated_metadata" field as stored (common/consolidated.h), null when absent.
+  nlohmann::json consolidated_metadata;
 };
 
 Result<GroupMetadata> ParseV3GroupMetadata(const nlohmann::json& json);

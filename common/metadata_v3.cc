@@ -175,11 +175,14 @@ Result<GroupMetadata> ParseV3GroupMetadata(const json& j) {
   GroupMetadata g;
   g.format = ZarrFormat::kV3;
   if (j.contains("attributes")) g.attributes = j["attributes"];
+  if (j.contains("consolidated_metadata")) g.consolidated_metadata = j["consolidated_metadata"];
   return g;
 }
 
 json ToV3Json(const GroupMetadata& g) {
-  return {{"zarr_format", 3}, {"node_type", "group"}, {"attributes", g.attributes}};
+  json j = {{"zarr_format", 3}, {"node_type", "group"}, {"attributes", g.attributes}};
+  if (!g.consolidated_metadata.is_null()) j["consolidated_metadata"] = g.consolidated_metadata;
+  return j;
 }
 
 }  // namespace zarrd

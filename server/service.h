@@ -66,6 +66,9 @@ class ZarrdService final
                                           pb::NodeInfo* resp) override;
   grpc::ServerUnaryReactor* Resize(grpc::CallbackServerContext* ctx, const pb::ResizeRequest* req,
                                    pb::NodeInfo* resp) override;
+  grpc::ServerUnaryReactor* Consolidate(grpc::CallbackServerContext* ctx,
+                                        const pb::ConsolidateRequest* req,
+                                        pb::ConsolidateResponse* resp) override;
   grpc::ServerUnaryReactor* GetItem(grpc::CallbackServerContext* ctx, const pb::GetItemRequest* req,
                                     pb::GetItemResponse* resp) override;
   grpc::ServerWriteReactor<grpc::ByteBuffer>* GetItemStream(grpc::CallbackServerContext* ctx,

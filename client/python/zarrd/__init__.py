@@ -14,9 +14,10 @@ from zarrd.errors import (AlreadyExistsError, DataLossError, FailedPreconditionE
                           InvalidArgumentError, NotFoundError, OutOfRangeError,
                           PermissionDeniedError, ResourceExhaustedError, UnavailableError,
                           ZarrdError)
-from zarrd.group import Group
+from zarrd.group import Group, consolidate_metadata
 
 __all__ = ["AlreadyExistsError", "Array", "Attributes", "Client", "DataLossError",
            "FailedPreconditionError", "Group", "InvalidArgumentError", "NotFoundError",
            "OutOfRangeError", "PermissionDeniedError", "ResourceExhaustedError",
-           "UnavailableError", "ZarrdError", "config", "connect", "shared_client"]
+           "UnavailableError", "ZarrdError", "config", "connect", "consolidate_metadata",
+           "shared_client"]

@@ -145,6 +145,13 @@ class Client:
             attributes_json=json.dumps(attributes or {}), overwrite=overwrite))
         return Group(self, info)
 
+    def consolidate(self, store, path=""):
+        """Writes the consolidated metadata of the group at `path` (v3: its zarr.json's
+        consolidated_metadata, v2: its .zmetadata); zarrd keeps it current from then on.
+        Returns the group, reopened."""
+        errors.call(self.stub.Consolidate, pb.ConsolidateRequest(store=store, path=path.strip("/")))
+        return self.open_group(store, path)
+
     def delete(self, store, path):
         return errors.call(self.stub.DeleteNode, pb.NodeRequest(store=store, path=path.strip("/"))).keys_deleted
 

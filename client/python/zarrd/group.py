@@ -171,3 +171,9 @@ class _Tree:
         return self.text
 
     __str__ = __repr__
+
+
+def consolidate_metadata(group):
+    """zarr.consolidate_metadata for a zarrd group: writes its consolidated metadata, which zarrd
+    keeps current on its own writes from then on; returns the group, reopened."""
+    return group._client.consolidate(group.store, group.path)

@@ -13,19 +13,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14zarrd/v1/zarrd.proto\x12\x08zarrd.v1\"K\n\x12StreamBytesRequest\x12\x0e\n\x06nbytes\x18\x01 \x01(\x04\x12\x13\n\x0bpiece_bytes\x18\x02 \x01(\r\x12\x10\n\x08\x64istinct\x18\x03 \x01(\x08\"\x13\n\x11ServerInfoRequest\"\xaf\x01\n\x08PoolInfo\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61pacity_bytes\x18\x02 \x01(\x04\x12\x16\n\x0ereserved_bytes\x18\x03 \x01(\x04\x12\x14\n\x0cin_use_bytes\x18\x04 \x01(\x04\x12\x14\n\x0cleased_bytes\x18\x05 \x01(\x04\x12\r\n\x05slabs\x18\x06 \x01(\x04\x12\x0e\n\x06leases\x18\x07 \x01(\x04\x12\x16\n\x0e\x64\x65vice_regions\x18\x08 \x01(\x04\"O\n\nDeviceInfo\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x0f\n\x07ordinal\x18\x02 \x01(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x14\n\x0ctotal_memory\x18\x04 \x01(\x04\"H\n\tStoreInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0c\n\x04root\x18\x03 \x01(\t\x12\x11\n\tread_only\x18\x04 \x01(\x08\"\xc5\x02\n\x12ServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\r\n\x05\x65poch\x18\x02 \x01(\x04\x12%\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x14.zarrd.v1.DeviceInfo\x12#\n\x06stores\x18\x04 \x03(\x0b\x32\x13.zarrd.v1.StoreInfo\x12\x1e\n\x16max_unary_result_bytes\x18\x05 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x06 \x01(\x04\x12.\n\x11\x64\x65\x66\x61ult_prototype\x18\x07 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12\x1a\n\x12stream_piece_bytes\x18\x08 \x01(\r\x12!\n\x05pools\x18\t \x03(\x0b\x32\x12.zarrd.v1.PoolInfo\x12\x19\n\x11lease_ttl_seconds\x18\n \x01(\x01\"\x95\x01\n\x11\x43reateNodeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x15\n\rmetadata_json\x18\x04 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x05 \x01(\t\x12\x11\n\toverwrite\x18\x06 \x01(\x08\"*\n\x0bNodeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"\xd5\x01\n\x08NodeInfo\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x13\n\x0bzarr_format\x18\x04 \x01(\x05\x12\x15\n\rmetadata_json\x18\x05 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x06 \x01(\t\x12\x11\n\tdata_type\x18\x07 \x01(\t\x12\r\n\x05shape\x18\x08 \x03(\x03\x12\x0e\n\x06\x63hunks\x18\t \x03(\x03\x12\x13\n\x0bnumpy_dtype\x18\n \x01(\t\"\x93\x01\n\x11ListNodesResponse\x12\x30\n\x05nodes\x18\x01 \x03(\x0b\x32!.zarrd.v1.ListNodesResponse.Entry\x1aL\n\x05\x45ntry\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04kind\x18\x02 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x13\n\x0bzarr_format\x18\x03 \x01(\x05\"*\n\x12\x44\x65leteNodeResponse\x12\x14\n\x0ckeys_deleted\x18\x01 \x01(\x04\"L\n\x14SetAttributesRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x03 \x01(\t\";\n\rResizeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\"]\n\x05Slice\x12\x12\n\x05start\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12\x11\n\x04stop\x18\x02 \x01(\x03H\x01\x88\x01\x01\x12\x11\n\x04step\x18\x03 \x01(\x03H\x02\x88\x01\x01\x42\x08\n\x06_startB\x07\n\x05_stopB\x07\n\x05_step\"\x1b\n\tIndexList\x12\x0e\n\x06values\x18\x01 \x03(\x03\"\x96\x01\n\rSelectionItem\x12\x0f\n\x05index\x18\x01 \x01(\x03H\x00\x12 \n\x05slice\x18\x02 \x01(\x0b\x32\x0f.zarrd.v1.SliceH\x00\x12\x12\n\x08\x65llipsis\x18\x03 \x01(\x08H\x00\x12&\n\x07indices\x18\x04 \x01(\x0b\x32\x13.zarrd.v1.IndexListH\x00\x12\x0e\n\x04mask\x18\x05 \x01(\x0cH\x00\x42\x06\n\x04kind\"}\n\tSelection\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.zarrd.v1.SelectionItem\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.zarrd.v1.SelectionMode\x12\x13\n\x0bpoint_shape\x18\x03 \x03(\x03\x12\x0c\n\x04mask\x18\x04 \x01(\x0c\"\x80\x01\n\x0f\x41rrayDescriptor\x12\x11\n\tdata_type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\x12&\n\tprototype\x18\x04 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12\x13\n\x0bnumpy_dtype\x18\x05 \x01(\t\"E\n\x10HostRegionTarget\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\"G\n\x12\x44\x65viceRegionTarget\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\"\xdf\x01\n\x0c\x44\x65viceBuffer\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x14\n\x0cserver_epoch\x18\x02 \x01(\x04\x12\x0f\n\x07slab_id\x18\x03 \x01(\x04\x12\x12\n\nipc_handle\x18\x04 \x01(\x0c\x12\x0e\n\x06offset\x18\x05 \x01(\x04\x12\x0e\n\x06nbytes\x18\x06 \x01(\x04\x12\x10\n\x08lease_id\x18\x07 \x01(\x04\x12\x1c\n\x14lease_expiry_unix_ms\x18\x08 \x01(\x03\x12\x16\n\x0eready_event_id\x18\t \x01(\x04\x12\x1a\n\x12ready_event_handle\x18\n \x01(\x0c\"\xa9\x02\n\x0eGetItemRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12&\n\tselection\x18\x03 \x01(\x0b\x32\x13.zarrd.v1.Selection\x12&\n\tprototype\x18\x04 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12/\n\x0bhost_region\x18\x05 \x01(\x0b\x32\x1a.zarrd.v1.HostRegionTarget\x12\x13\n\x0b\x64\x65vice_uuid\x18\x06 \x01(\t\x12\x12\n\nclient_pid\x18\x07 \x01(\x05\x12\x33\n\rdevice_region\x18\x08 \x01(\x0b\x32\x1c.zarrd.v1.DeviceRegionTarget\x12\x1b\n\x13\x61nswer_before_ready\x18\t \x01(\x08\"\x88\x01\n\x0fGetItemResponse\x12(\n\x05\x61rray\x18\x01 \x01(\x0b\x32\x19.zarrd.v1.ArrayDescriptor\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12-\n\rdevice_buffer\x18\x04 \x01(\x0b\x32\x16.zarrd.v1.DeviceBuffer\"\xeb\x01\n\x0eSetItemRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12&\n\tselection\x18\x03 \x01(\x0b\x32\x13.zarrd.v1.Selection\x12\x0e\n\x06offset\x18\x04 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x05 \x01(\x0c\x12/\n\x0bhost_region\x18\x06 \x01(\x0b\x32\x1a.zarrd.v1.HostRegionTarget\x12\x33\n\rdevice_region\x18\x07 \x01(\x0b\x32\x1c.zarrd.v1.DeviceRegionTarget\x12\x10\n\x08lease_id\x18\x08 \x01(\x04\")\n\x0fSetItemResponse\x12\x16\n\x0enbytes_written\x18\x01 \x01(\x04\"Q\n\x19RegisterHostRegionRequest\x12\x10\n\x08shm_name\x18\x01 \x01(\t\x12\x0e\n\x06nbytes\x18\x02 \x01(\x04\x12\x12\n\nclient_pid\x18\x03 \x01(\x05\"Q\n\x1aRegisterHostRegionResponse\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06nbytes\x18\x02 \x01(\x04\x12\x10\n\x08shm_name\x18\x03 \x01(\t\"0\n\x1bUnregisterHostRegionRequest\x12\x11\n\tregion_id\x18\x01 \x01(\t\"\x1e\n\x1cUnregisterHostRegionResponse\"\'\n\x13ReleaseLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\x04\"\x16\n\x14ReleaseLeaseResponse\"~\n\x1bRegisterDeviceRegionRequest\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x12\n\nipc_handle\x18\x02 \x01(\x0c\x12\x15\n\rhandle_offset\x18\x03 \x01(\x04\x12\x0e\n\x06nbytes\x18\x04 \x01(\x04\x12\x12\n\nclient_pid\x18\x05 \x01(\x05\"1\n\x1cRegisterDeviceRegionResponse\x12\x11\n\tregion_id\x18\x01 \x01(\t\"2\n\x1dUnregisterDeviceRegionRequest\x12\x11\n\tregion_id\x18\x01 \x01(\t\" \n\x1eUnregisterDeviceRegionResponse*P\n\tPrototype\x12\x19\n\x15PROTOTYPE_UNSPECIFIED\x10\x00\x12\x12\n\x0ePROTOTYPE_HOST\x10\x01\x12\x14\n\x10PROTOTYPE_DEVICE\x10\x02*O\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fNODE_KIND_ARRAY\x10\x01\x12\x13\n\x0fNODE_KIND_GROUP\x10\x02*\x9a\x01\n\rSelectionMode\x12\x18\n\x14SELECTION_MODE_BASIC\x10\x00\x12\x1d\n\x19SELECTION_MODE_ORTHOGONAL\x10\x01\x12\x1d\n\x19SELECTION_MODE_VECTORIZED\x10\x02\x12\x17\n\x13SELECTION_MODE_MASK\x10\x03\x12\x18\n\x14SELECTION_MODE_BLOCK\x10\x04\x32\x8a\n\n\x05Zarrd\x12G\n\nServerInfo\x12\x1b.zarrd.v1.ServerInfoRequest\x1a\x1c.zarrd.v1.ServerInfoResponse\x12=\n\nCreateNode\x12\x1b.zarrd.v1.CreateNodeRequest\x1a\x12.zarrd.v1.NodeInfo\x12\x34\n\x07GetNode\x12\x15.zarrd.v1.NodeRequest\x1a\x12.zarrd.v1.NodeInfo\x12?\n\tListNodes\x12\x15.zarrd.v1.NodeRequest\x1a\x1b.zarrd.v1.ListNodesResponse\x12\x41\n\nDeleteNode\x12\x15.zarrd.v1.NodeRequest\x1a\x1c.zarrd.v1.DeleteNodeResponse\x12\x43\n\rSetAttributes\x12\x1e.zarrd.v1.SetAttributesRequest\x1a\x12.zarrd.v1.NodeInfo\x12\x35\n\x06Resize\x12\x17.zarrd.v1.ResizeRequest\x1a\x12.zarrd.v1.NodeInfo\x12>\n\x07GetItem\x12\x18.zarrd.v1.GetItemRequest\x1a\x19.zarrd.v1.GetItemResponse\x12\x46\n\rGetItemStream\x12\x18.zarrd.v1.GetItemRequest\x1a\x19.zarrd.v1.GetItemResponse0\x01\x12>\n\x07SetItem\x12\x18.zarrd.v1.SetItemRequest\x1a\x19.zarrd.v1.SetItemResponse\x12\x46\n\rSetItemStream\x12\x18.zarrd.v1.SetItemRequest\x1a\x19.zarrd.v1.SetItemResponse(\x01\x12_\n\x12RegisterHostRegion\x12#.zarrd.v1.RegisterHostRegionRequest\x1a$.zarrd.v1.RegisterHostRegionResponse\x12\x65\n\x14UnregisterHostRegion\x12%.zarrd.v1.UnregisterHostRegionRequest\x1a&.zarrd.v1.UnregisterHostRegionResponse\x12M\n\x0cReleaseLease\x12\x1d.zarrd.v1.ReleaseLeaseRequest\x1a\x1e.zarrd.v1.ReleaseLeaseResponse\x12\x65\n\x14RegisterDeviceRegion\x12%.zarrd.v1.RegisterDeviceRegionRequest\x1a&.zarrd.v1.RegisterDeviceRegionResponse\x12k\n\x16UnregisterDeviceRegion\x12\'.zarrd.v1.UnregisterDeviceRegionRequest\x1a(.zarrd.v1.UnregisterDeviceRegionResponse\x12H\n\x0bStreamBytes\x12\x1c.zarrd.v1.StreamBytesRequest\x1a\x19.zarrd.v1.GetItemResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14zarrd/v1/zarrd.proto\x12\x08zarrd.v1\"K\n\x12StreamBytesRequest\x12\x0e\n\x06nbytes\x18\x01 \x01(\x04\x12\x13\n\x0bpiece_bytes\x18\x02 \x01(\r\x12\x10\n\x08\x64istinct\x18\x03 \x01(\x08\"\x13\n\x11ServerInfoRequest\"\xaf\x01\n\x08PoolInfo\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61pacity_bytes\x18\x02 \x01(\x04\x12\x16\n\x0ereserved_bytes\x18\x03 \x01(\x04\x12\x14\n\x0cin_use_bytes\x18\x04 \x01(\x04\x12\x14\n\x0cleased_bytes\x18\x05 \x01(\x04\x12\r\n\x05slabs\x18\x06 \x01(\x04\x12\x0e\n\x06leases\x18\x07 \x01(\x04\x12\x16\n\x0e\x64\x65vice_regions\x18\x08 \x01(\x04\"O\n\nDeviceInfo\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x0f\n\x07ordinal\x18\x02 \x01(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x14\n\x0ctotal_memory\x18\x04 \x01(\x04\"H\n\tStoreInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0c\n\x04root\x18\x03 \x01(\t\x12\x11\n\tread_only\x18\x04 \x01(\x08\"\xc5\x02\n\x12ServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\r\n\x05\x65poch\x18\x02 \x01(\x04\x12%\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x14.zarrd.v1.DeviceInfo\x12#\n\x06stores\x18\x04 \x03(\x0b\x32\x13.zarrd.v1.StoreInfo\x12\x1e\n\x16max_unary_result_bytes\x18\x05 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x06 \x01(\x04\x12.\n\x11\x64\x65\x66\x61ult_prototype\x18\x07 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12\x1a\n\x12stream_piece_bytes\x18\x08 \x01(\r\x12!\n\x05pools\x18\t \x03(\x0b\x32\x12.zarrd.v1.PoolInfo\x12\x19\n\x11lease_ttl_seconds\x18\n \x01(\x01\"\x95\x01\n\x11\x43reateNodeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x15\n\rmetadata_json\x18\x04 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x05 \x01(\t\x12\x11\n\toverwrite\x18\x06 \x01(\x08\"*\n\x0bNodeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"\xd5\x01\n\x08NodeInfo\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x13\n\x0bzarr_format\x18\x04 \x01(\x05\x12\x15\n\rmetadata_json\x18\x05 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x06 \x01(\t\x12\x11\n\tdata_type\x18\x07 \x01(\t\x12\r\n\x05shape\x18\x08 \x03(\x03\x12\x0e\n\x06\x63hunks\x18\t \x03(\x03\x12\x13\n\x0bnumpy_dtype\x18\n \x01(\t\"\x93\x01\n\x11ListNodesResponse\x12\x30\n\x05nodes\x18\x01 \x03(\x0b\x32!.zarrd.v1.ListNodesResponse.Entry\x1aL\n\x05\x45ntry\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04kind\x18\x02 \x01(\x0e\x32\x12.zarrd.v1.NodeKind\x12\x13\n\x0bzarr_format\x18\x03 \x01(\x05\"*\n\x12\x44\x65leteNodeResponse\x12\x14\n\x0ckeys_deleted\x18\x01 \x01(\x04\"L\n\x14SetAttributesRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x17\n\x0f\x61ttributes_json\x18\x03 \x01(\t\";\n\rResizeRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\"1\n\x12\x43onsolidateRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"H\n\x13\x43onsolidateResponse\x12\x13\n\x0bzarr_format\x18\x01 \x01(\x05\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07\x65ntries\x18\x03 \x01(\x04\"]\n\x05Slice\x12\x12\n\x05start\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12\x11\n\x04stop\x18\x02 \x01(\x03H\x01\x88\x01\x01\x12\x11\n\x04step\x18\x03 \x01(\x03H\x02\x88\x01\x01\x42\x08\n\x06_startB\x07\n\x05_stopB\x07\n\x05_step\"\x1b\n\tIndexList\x12\x0e\n\x06values\x18\x01 \x03(\x03\"\x96\x01\n\rSelectionItem\x12\x0f\n\x05index\x18\x01 \x01(\x03H\x00\x12 \n\x05slice\x18\x02 \x01(\x0b\x32\x0f.zarrd.v1.SliceH\x00\x12\x12\n\x08\x65llipsis\x18\x03 \x01(\x08H\x00\x12&\n\x07indices\x18\x04 \x01(\x0b\x32\x13.zarrd.v1.IndexListH\x00\x12\x0e\n\x04mask\x18\x05 \x01(\x0cH\x00\x42\x06\n\x04kind\"}\n\tSelection\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.zarrd.v1.SelectionItem\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.zarrd.v1.SelectionMode\x12\x13\n\x0bpoint_shape\x18\x03 \x03(\x03\x12\x0c\n\x04mask\x18\x04 \x01(\x0c\"\x80\x01\n\x0f\x41rrayDescriptor\x12\x11\n\tdata_type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\x12&\n\tprototype\x18\x04 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12\x13\n\x0bnumpy_dtype\x18\x05 \x01(\t\"E\n\x10HostRegionTarget\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\"G\n\x12\x44\x65viceRegionTarget\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x04\"\xdf\x01\n\x0c\x44\x65viceBuffer\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x14\n\x0cserver_epoch\x18\x02 \x01(\x04\x12\x0f\n\x07slab_id\x18\x03 \x01(\x04\x12\x12\n\nipc_handle\x18\x04 \x01(\x0c\x12\x0e\n\x06offset\x18\x05 \x01(\x04\x12\x0e\n\x06nbytes\x18\x06 \x01(\x04\x12\x10\n\x08lease_id\x18\x07 \x01(\x04\x12\x1c\n\x14lease_expiry_unix_ms\x18\x08 \x01(\x03\x12\x16\n\x0eready_event_id\x18\t \x01(\x04\x12\x1a\n\x12ready_event_handle\x18\n \x01(\x0c\"\xa9\x02\n\x0eGetItemRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12&\n\tselection\x18\x03 \x01(\x0b\x32\x13.zarrd.v1.Selection\x12&\n\tprototype\x18\x04 \x01(\x0e\x32\x13.zarrd.v1.Prototype\x12/\n\x0bhost_region\x18\x05 \x01(\x0b\x32\x1a.zarrd.v1.HostRegionTarget\x12\x13\n\x0b\x64\x65vice_uuid\x18\x06 \x01(\t\x12\x12\n\nclient_pid\x18\x07 \x01(\x05\x12\x33\n\rdevice_region\x18\x08 \x01(\x0b\x32\x1c.zarrd.v1.DeviceRegionTarget\x12\x1b\n\x13\x61nswer_before_ready\x18\t \x01(\x08\"\x88\x01\n\x0fGetItemResponse\x12(\n\x05\x61rray\x18\x01 \x01(\x0b\x32\x19.zarrd.v1.ArrayDescriptor\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12-\n\rdevice_buffer\x18\x04 \x01(\x0b\x32\x16.zarrd.v1.DeviceBuffer\"\xeb\x01\n\x0eSetItemRequest\x12\r\n\x05store\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12&\n\tselection\x18\x03 \x01(\x0b\x32\x13.zarrd.v1.Selection\x12\x0e\n\x06offset\x18\x04 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x05 \x01(\x0c\x12/\n\x0bhost_region\x18\x06 \x01(\x0b\x32\x1a.zarrd.v1.HostRegionTarget\x12\x33\n\rdevice_region\x18\x07 \x01(\x0b\x32\x1c.zarrd.v1.DeviceRegionTarget\x12\x10\n\x08lease_id\x18\x08 \x01(\x04\")\n\x0fSetItemResponse\x12\x16\n\x0enbytes_written\x18\x01 \x01(\x04\"Q\n\x19RegisterHostRegionRequest\x12\x10\n\x08shm_name\x18\x01 \x01(\t\x12\x0e\n\x06nbytes\x18\x02 \x01(\x04\x12\x12\n\nclient_pid\x18\x03 \x01(\x05\"Q\n\x1aRegisterHostRegionResponse\x12\x11\n\tregion_id\x18\x01 \x01(\t\x12\x0e\n\x06nbytes\x18\x02 \x01(\x04\x12\x10\n\x08shm_name\x18\x03 \x01(\t\"0\n\x1bUnregisterHostRegionRequest\x12\x11\n\tregion_id\x18\x01 \x01(\t\"\x1e\n\x1cUnregisterHostRegionResponse\"\'\n\x13ReleaseLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\x04\"\x16\n\x14ReleaseLeaseResponse\"~\n\x1bRegisterDeviceRegionRequest\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x12\n\nipc_handle\x18\x02 \x01(\x0c\x12\x15\n\rhandle_offset\x18\x03 \x01(\x04\x12\x0e\n\x06nbytes\x18\x04 \x01(\x04\x12\x12\n\nclient_pid\x18\x05 \x01(\x05\"1\n\x1cRegisterDeviceRegionResponse\x12\x11\n\tregion_id\x18\x01 \x01(\t\"2\n\x1dUnregisterDeviceRegionRequest\x12\x11\n\tregion_id\x18\x01 \x01(\t\" \n\x1eUnregisterDeviceRegionResponse*P\n\tPrototype\x12\x19\n\x15PROTOTYPE_UNSPECIFIED\x10\x00\x12\x12\n\x0ePROTOTYPE_HOST\x10\x01\x12\x14\n\x10PROTOTYPE_DEVICE\x10\x02*O\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fNODE_KIND_ARRAY\x10\x01\x12\x13\n\x0fNODE_KIND_GROUP\x10\x02*\x9a\x01\n\rSelectionMode\x12\x18\n\x14SELECTION_MODE_BASIC\x10\x00\x12\x1d\n\x19SELECTION_MODE_ORTHOGONAL\x10\x01\x12\x1d\n\x19SELECTION_MODE_VECTORIZED\x10\x02\x12\x17\n\x13SELECTION_MODE_MASK\x10\x03\x12\x18\n\x14SELECTION_MODE_BLOCK\x10\x04\x32\xd6\n\n\x05Zarrd\x12G\n\nServerInfo\x12\x1b.zarrd.v1.ServerInfoRequest\x1a\x1c.zarrd.v1.ServerInfoResponse\x12=\n\nCreateNode\x12\x1b.zarrd.v1.CreateNodeRequest\x1a\x12.zarrd.v1.NodeInfo\x12\x34\n\x07GetNode\x12\x15.zarrd.v1.NodeRequest\x1a\x12.zarrd.v1.NodeInfo\x12?\n\tListNodes\x12\x15.zarrd.v1.NodeRequest\x1a\x1b.zarrd.v1.ListNodesResponse\x12\x41\n\nDeleteNode\x12\x15.zarrd.v1.NodeRequest\x1a\x1c.zarrd.v1.DeleteNodeResponse\x12\x43\n\rSetAttributes\x12\x1e.zarrd.v1.SetAttributesRequest\x1a\x12.zarrd.v1.NodeInfo\x12\x35\n\x06Resize\x12\x17.zarrd.v1.ResizeRequest\x1a\x12.zarrd.v1.NodeInfo\x12J\n\x0b\x43onsolidate\x12\x1c.zarrd.v1.ConsolidateRequest\x1a\x1d.zarrd.v1.ConsolidateResponse\x12>\n\x07GetItem\x12\x18.zarrd.v1.GetItemRequest\x1a\x19.zarrd.v1.GetItemResponse\x12\x46\n\rGetItemStream\x12\x18.zarrd.v1.GetItemRequest\x1a\x19.zarrd.v1.GetItemResponse0\x01\x12>\n\x07SetItem\x12\x18.zarrd.v1.SetItemRequest\x1a\x19.zarrd.v1.SetItemResponse\x12\x46\n\rSetItemStream\x12\x18.zarrd.v1.SetItemRequest\x1a\x19.zarrd.v1.SetItemResponse(\x01\x12_\n\x12RegisterHostRegion\x12#.zarrd.v1.RegisterHostRegionRequest\x1a$.zarrd.v1.RegisterHostRegionResponse\x12\x65\n\x14UnregisterHostRegion\x12%.zarrd.v1.UnregisterHostRegionRequest\x1a&.zarrd.v1.UnregisterHostRegionResponse\x12M\n\x0cReleaseLease\x12\x1d.zarrd.v1.ReleaseLeaseRequest\x1a\x1e.zarrd.v1.ReleaseLeaseResponse\x12\x65\n\x14RegisterDeviceRegion\x12%.zarrd.v1.RegisterDeviceRegionRequest\x1a&.zarrd.v1.RegisterDeviceRegionResponse\x12k\n\x16UnregisterDeviceRegion\x12\'.zarrd.v1.UnregisterDeviceRegionRequest\x1a(.zarrd.v1.UnregisterDeviceRegionResponse\x12H\n\x0bStreamBytes\x12\x1c.zarrd.v1.StreamBytesRequest\x1a\x19.zarrd.v1.GetItemResponse0\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'zarrd.v1.zarrd_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _PROTOTYPE._serialized_start=3741
-  _PROTOTYPE._serialized_end=3821
-  _NODEKIND._serialized_start=3823
-  _NODEKIND._serialized_end=3902
-  _SELECTIONMODE._serialized_start=3905
-  _SELECTIONMODE._serialized_end=4059
+  _PROTOTYPE._serialized_start=3866
+  _PROTOTYPE._serialized_end=3946
+  _NODEKIND._serialized_start=3948
+  _NODEKIND._serialized_end=4027
+  _SELECTIONMODE._serialized_start=4030
+  _SELECTIONMODE._serialized_end=4184
   _STREAMBYTESREQUEST._serialized_start=34
   _STREAMBYTESREQUEST._serialized_end=109
   _SERVERINFOREQUEST._serialized_start=111
@@ -54,50 +54,54 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SETATTRIBUTESREQUEST._serialized_end=1475
   _RESIZEREQUEST._serialized_start=1477
   _RESIZEREQUEST._serialized_end=1536
-  _SLICE._serialized_start=1538
-  _SLICE._serialized_end=1631
-  _INDEXLIST._serialized_start=1633
-  _INDEXLIST._serialized_end=1660
-  _SELECTIONITEM._serialized_start=1663
-  _SELECTIONITEM._serialized_end=1813
-  _SELECTION._serialized_start=1815
-  _SELECTION._serialized_end=1940
-  _ARRAYDESCRIPTOR._serialized_start=1943
-  _ARRAYDESCRIPTOR._serialized_end=2071
-  _HOSTREGIONTARGET._serialized_start=2073
-  _HOSTREGIONTARGET._serialized_end=2142
-  _DEVICEREGIONTARGET._serialized_start=2144
-  _DEVICEREGIONTARGET._serialized_end=2215
-  _DEVICEBUFFER._serialized_start=2218
-  _DEVICEBUFFER._serialized_end=2441
-  _GETITEMREQUEST._serialized_start=2444
-  _GETITEMREQUEST._serialized_end=2741
-  _GETITEMRESPONSE._serialized_start=2744
-  _GETITEMRESPONSE._serialized_end=2880
-  _SETITEMREQUEST._serialized_start=2883
-  _SETITEMREQUEST._serialized_end=3118
-  _SETITEMRESPONSE._serialized_start=3120
-  _SETITEMRESPONSE._serialized_end=3161
-  _REGISTERHOSTREGIONREQUEST._serialized_start=3163
-  _REGISTERHOSTREGIONREQUEST._serialized_end=3244
-  _REGISTERHOSTREGIONRESPONSE._serialized_start=3246
-  _REGISTERHOSTREGIONRESPONSE._serialized_end=3327
-  _UNREGISTERHOSTREGIONREQUEST._serialized_start=3329
-  _UNREGISTERHOSTREGIONREQUEST._serialized_end=3377
-  _UNREGISTERHOSTREGIONRESPONSE._serialized_start=3379
-  _UNREGISTERHOSTREGIONRESPONSE._serialized_end=3409
-  _RELEASELEASEREQUEST._serialized_start=3411
-  _RELEASELEASEREQUEST._serialized_end=3450
-  _RELEASELEASERESPONSE._serialized_start=3452
-  _RELEASELEASERESPONSE._serialized_end=3474
-  _REGISTERDEVICEREGIONREQUEST._serialized_start=3476
-  _REGISTERDEVICEREGIONREQUEST._serialized_end=3602
-  _REGISTERDEVICEREGIONRESPONSE._serialized_start=3604
-  _REGISTERDEVICEREGIONRESPONSE._serialized_end=3653
-  _UNREGISTERDEVICEREGIONREQUEST._serialized_start=3655
-  _UNREGISTERDEVICEREGIONREQUEST._serialized_end=3705
-  _UNREGISTERDEVICEREGIONRESPONSE._serialized_start=3707
-  _UNREGISTERDEVICEREGIONRESPONSE._serialized_end=3739
-  _ZARRD._serialized_start=4062
-  _ZARRD._serialized_end=5352
+  _CONSOLIDATEREQUEST._serialized_start=1538
+  _CONSOLIDATEREQUEST._serialized_end=1587
+  _CONSOLIDATERESPONSE._serialized_start=1589
+  _CONSOLIDATERESPONSE._serialized_end=1661
+  _SLICE._serialized_start=1663
+  _SLICE._serialized_end=1756
+  _INDEXLIST._serialized_start=1758
+  _INDEXLIST._serialized_end=1785
+  _SELECTIONITEM._serialized_start=1788
+  _SELECTIONITEM._serialized_end=1938
+  _SELECTION._serialized_start=1940
+  _SELECTION._serialized_end=2065
+  _ARRAYDESCRIPTOR._serialized_start=2068
+  _ARRAYDESCRIPTOR._serialized_end=2196
+  _HOSTREGIONTARGET._serialized_start=2198
+  _HOSTREGIONTARGET._serialized_end=2267
+  _DEVICEREGIONTARGET._serialized_start=2269
+  _DEVICEREGIONTARGET._serialized_end=2340
+  _DEVICEBUFFER._serialized_start=2343
+  _DEVICEBUFFER._serialized_end=2566
+  _GETITEMREQUEST._serialized_start=2569
+  _GETITEMREQUEST._serialized_end=2866
+  _GETITEMRESPONSE._serialized_start=2869
+  _GETITEMRESPONSE._serialized_end=3005
+  _SETITEMREQUEST._serialized_start=3008
+  _SETITEMREQUEST._serialized_end=3243
+  _SETITEMRESPONSE._serialized_start=3245
+  _SETITEMRESPONSE._serialized_end=3286
+  _REGISTERHOSTREGIONREQUEST._serialized_start=3288
+  _REGISTERHOSTREGIONREQUEST._serialized_end=3369
+  _REGISTERHOSTREGIONRESPONSE._serialized_start=3371
+  _REGISTERHOSTREGIONRESPONSE._serialized_end=3452
+  _UNREGISTERHOSTREGIONREQUEST._serialized_start=3454
+  _UNREGISTERHOSTREGIONREQUEST._serialized_end=3502
+  _UNREGISTERHOSTREGIONRESPONSE._serialized_start=3504
+  _UNREGISTERHOSTREGIONRESPONSE._serialized_end=3534
+  _RELEASELEASEREQUEST._serialized_start=3536
+  _RELEASELEASEREQUEST._serialized_end=3575
+  _RELEASELEASERESPONSE._serialized_start=3577
+  _RELEASELEASERESPONSE._serialized_end=3599
+  _REGISTERDEVICEREGIONREQUEST._serialized_start=3601
+  _REGISTERDEVICEREGIONREQUEST._serialized_end=3727
+  _REGISTERDEVICEREGIONRESPONSE._serialized_start=3729
+  _REGISTERDEVICEREGIONRESPONSE._serialized_end=3778
+  _UNREGISTERDEVICEREGIONREQUEST._serialized_start=3780
+  _UNREGISTERDEVICEREGIONREQUEST._serialized_end=3830
+  _UNREGISTERDEVICEREGIONRESPONSE._serialized_start=3832
+  _UNREGISTERDEVICEREGIONRESPONSE._serialized_end=3864
+  _ZARRD._serialized_start=4187
+  _ZARRD._serialized_end=5553
 # @@protoc_insertion_point(module_scope)

@@ -49,6 +49,11 @@ class ZarrdStub(object):
                 request_serializer=zarrd_dot_v1_dot_zarrd__pb2.ResizeRequest.SerializeToString,
                 response_deserializer=zarrd_dot_v1_dot_zarrd__pb2.NodeInfo.FromString,
                 )
+        self.Consolidate = channel.unary_unary(
+                '/zarrd.v1.Zarrd/Consolidate',
+                request_serializer=zarrd_dot_v1_dot_zarrd__pb2.ConsolidateRequest.SerializeToString,
+                response_deserializer=zarrd_dot_v1_dot_zarrd__pb2.ConsolidateResponse.FromString,
+                )
         self.GetItem = channel.unary_unary(
                 '/zarrd.v1.Zarrd/GetItem',
                 request_serializer=zarrd_dot_v1_dot_zarrd__pb2.GetItemRequest.SerializeToString,
@@ -148,6 +153,16 @@ class ZarrdServicer(object):
 
     def Resize(self, request, context):
         """Changes an array's shape; chunks outside it are deleted.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Consolidate(self, request, context):
+        """Writes a group's consolidated metadata (every metadata document below it, in one place):
+        v3 the "consolidated_metadata" field of its zarr.json, as zarr-python 3 writes it; v2 its
+        .zmetadata, as zarr 2's consolidate_metadata does. Once a group has it, every create,
+        delete, resize and attribute change at or below the group rewrites it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -267,6 +282,11 @@ def add_ZarrdServicer_to_server(servicer, server):
                     servicer.Resize,
                     request_deserializer=zarrd_dot_v1_dot_zarrd__pb2.ResizeRequest.FromString,
                     response_serializer=zarrd_dot_v1_dot_zarrd__pb2.NodeInfo.SerializeToString,
+            ),
+            'Consolidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Consolidate,
+                    request_deserializer=zarrd_dot_v1_dot_zarrd__pb2.ConsolidateRequest.FromString,
+                    response_serializer=zarrd_dot_v1_dot_zarrd__pb2.ConsolidateResponse.SerializeToString,
             ),
             'GetItem': grpc.unary_unary_rpc_method_handler(
                     servicer.GetItem,
@@ -444,6 +464,23 @@ class Zarrd(object):
         return grpc.experimental.unary_unary(request, target, '/zarrd.v1.Zarrd/Resize',
             zarrd_dot_v1_dot_zarrd__pb2.ResizeRequest.SerializeToString,
             zarrd_dot_v1_dot_zarrd__pb2.NodeInfo.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Consolidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/zarrd.v1.Zarrd/Consolidate',
+            zarrd_dot_v1_dot_zarrd__pb2.ConsolidateRequest.SerializeToString,
+            zarrd_dot_v1_dot_zarrd__pb2.ConsolidateResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
