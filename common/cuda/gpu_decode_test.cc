@@ -27,6 +27,8 @@ struct Case {
   bool on_gpu = true;  // false: the chunks are decoded on the host (blosc of zstd)
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 ArrayMetadata Meta(const Case& c) {
   ArrayMetadata m;
   // 10 x 10 chunks of 768 bytes (blosc stores chunks under 128 bytes as copies), the last row
