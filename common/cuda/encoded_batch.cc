@@ -28,11 +28,13 @@ Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_un
   codec_ = codec;
   swap_unit_ = swap_unit;
   decoded_bytes_ = decoded_bytes;
-  capacity_ = std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_bytes, 1), 1, kMaxChunks);
-  encoded_cap_ = std::max(kEncodedBytes, Align(encoded_bytes, 16));
+  capacity_ =
+      std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_stride(), 1), 1, kMaxChunks);
   tasks_at_ = Align(capacity_ * sizeof(StridedCopyDesc));
   offsets_at_ = tasks_at_ + Align(capacity_ * sizeof(decode::DecodeTask));
   encoded_at_ = offsets_at_ + Align(capacity_ * sizeof(uint64_t));
+  // The slots' buffers grow to powers of two: the layout stays within kEncodedBytes.
+  encoded_cap_ = std::max(kEncodedBytes - encoded_at_, Align(encoded_bytes, 16));
   decoded_at_ = encoded_at_ + Align(encoded_cap_);
   scratch_at_ = decoded_at_ + capacity_ * decoded_stride();
   const size_t device_bytes =

@@ -22,11 +22,13 @@ namespace zarrd::cuda {
 
 class EncodedBatch {
  public:
-  // Chunks per launch (also the zstd kernel's warps per launch) and bytes per batch. A decoding
-  // thread holds one batch; the pool's slots grow to these sizes once.
+  // Chunks per launch (also the zstd kernel's warps per launch) and bytes per batch: pinned
+  // 8 MiB (the tasks and encoded chunks, as one upload), device 32 MiB (64 for blosc, whose
+  // kernel needs scratch as large as its output) and 64 zstd workspaces (about 10 MiB). A
+  // decoding thread holds one batch; the staging slots grow to these sizes once.
   static constexpr size_t kMaxChunks = 64;
   static constexpr size_t kEncodedBytes = 8 << 20;
-  static constexpr size_t kDecodedBytes = 32 << 20;
+  static constexpr size_t kDecodedBytes = 24 << 20;
 
   bool open() const { return slot_ != nullptr; }
   size_t count() const { return count_; }

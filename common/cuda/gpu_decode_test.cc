@@ -182,7 +182,7 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   cudaFree(out);
 }
 
-// Chunks of 1 MiB: batches fill by decoded bytes (32 a launch), several threads at once.
+// Chunks of 1 MiB: batches fill by decoded bytes (24 a launch), several threads at once.
 TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ZARRD_REQUIRE_GPU();
   Case c{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
