@@ -3,9 +3,12 @@
 // the GPU memory store's read beside a device-to-device copy, all in one run.
 //
 //   device_read [--dir DIR] [--zarrd PATH] [--python PYTHON] [--repeat R] [--server-log LEVEL]
+//               [--gpu-decode auto|always|never]
 //
-// Rates are array bytes (1 GiB) over the best of R runs.
+// Rates are array bytes (1 GiB) over the best of R runs. The engine's DEVICE read runs twice, its
+// chunks decoded on the CPUs and on the GPU; zarrd runs with --gpu-decode (default auto).
 #include <cuda_runtime.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,6 +49,12 @@ void CheckCuda(cudaError_t e, const char* what) {
 
 double Rate(double seconds) { return kTotal / seconds / 1e9; }
 
+double CpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 // Walks a GPU store read without copying anything: the engine's share of that read's time.
 class PlanOnlySink final : public ChunkSink {
  public:
@@ -75,6 +84,7 @@ double TensorstoreCupy(const std::string& python, const std::string& script,
 
 int Main(int argc, char** argv) {
   std::string dir = "zarrd-bench-data", zarrd, python = "python3", server_log = "warn";
+  std::string gpu_decode = "auto";
   int repeat = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -83,6 +93,7 @@ int Main(int argc, char** argv) {
     if (k == "--python") python = argv[i + 1];
     if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
     if (k == "--server-log") server_log = argv[i + 1];
+    if (k == "--gpu-decode") gpu_decode = argv[i + 1];
   }
   const auto self = std::filesystem::canonical("/proc/self/exe").parent_path();
   if (zarrd.empty()) zarrd = FindZarrd();
@@ -119,14 +130,25 @@ int Main(int argc, char** argv) {
   // The engine's DEVICE read, in-process.
   cuda::StagingPool staging(0, 2 * hw + 2);
   auto resolved = *ResolveSelection({}, {16384, 16384});
-  const double engine_device = Rate(BestSeconds(repeat, [&] {
-    cudaMemset(dev, 0, kTotal);
-    cuda::DeviceSink sink(staging, dev, 4);
-    return (*r1)->ReadToSink(resolved, sink, {.pool = &pool});
-  }));
+  // Its rate, its CPU seconds per GiB (of every run), and whether its values are R1's.
   std::vector<uint8_t> back(kTotal);
-  CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
-  const bool engine_equal = std::memcmp(back.data(), host, kTotal) == 0;
+  auto engine_read = [&](GpuDecodeMode mode, double* cpu_s_per_gib, bool* equal) {
+    const double cpu0 = CpuSeconds();
+    const double rate = Rate(BestSeconds(repeat, [&] {
+      cudaMemset(dev, 0, kTotal);
+      cuda::DeviceSink sink(staging, dev, 4, nullptr, {.mode = mode});
+      return (*r1)->ReadToSink(resolved, sink, {.pool = &pool});
+    }));
+    *cpu_s_per_gib = (CpuSeconds() - cpu0) / repeat / (kTotal / double(1 << 30));
+    CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+    *equal = std::memcmp(back.data(), host, kTotal) == 0;
+    return rate;
+  };
+  double engine_cpu_s = 0, engine_gpu_decode_cpu_s = 0;
+  bool engine_equal = false, engine_gpu_decode_equal = false;
+  const double engine_device = engine_read(GpuDecodeMode::kNever, &engine_cpu_s, &engine_equal);
+  const double engine_gpu_decode =
+      engine_read(GpuDecodeMode::kAlways, &engine_gpu_decode_cpu_s, &engine_gpu_decode_equal);
 
   // The GPU memory store, in-process: the same values stored raw (R2), read device to device.
   auto gmem = *cuda::MakeGpuStore({.name = "bench", .device = 0, .capacity_bytes = 2 * kTotal});
@@ -195,7 +217,8 @@ int Main(int argc, char** argv) {
                      {{"stores",
                        {{{"name", "bench"}, {"root", std::filesystem::absolute(dir).string()}},
                         {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
-                      {"log_level", server_log}});
+                      {"log_level", server_log},
+                      {"gpu_decode", gpu_decode}});
   client::Client* c = &server.client();
   client::DeviceClient devices(*c);
   // Each read's time through zarrd (the first maps the slab: warm-up, not counted).
@@ -262,10 +285,19 @@ int Main(int argc, char** argv) {
   row("(a) engine host read", engine_host, "");
   row("(b) pinned host-to-device copy", h2d, "");
   row("(c) tensorstore read + CuPy upload", peer, peer > 0 ? "" : "(peer failed)");
-  row("engine DEVICE read, in-process", engine_device,
+  auto cpu_note = [](double s) {
+    char t[48];
+    std::snprintf(t, sizeof t, ", %.2f CPU s/GiB", s);
+    return std::string(t);
+  };
+  row("engine DEVICE read, in-process, CPU decode", engine_device,
       pct(engine_device, engine_host) + " of (a), " + times(engine_device, peer) + " (c)" +
-          (engine_equal ? "" : "  VALUES DIFFER"));
-  row("zarrd DEVICE read, client process", Rate(served_r1_s),
+          cpu_note(engine_cpu_s) + (engine_equal ? "" : "  VALUES DIFFER"));
+  row("engine DEVICE read, in-process, GPU decode", engine_gpu_decode,
+      times(engine_gpu_decode, engine_device) + " CPU decode, " + pct(engine_gpu_decode, h2d) +
+          " of (b), " + times(engine_gpu_decode, peer) + " (c)" +
+          cpu_note(engine_gpu_decode_cpu_s) + (engine_gpu_decode_equal ? "" : "  VALUES DIFFER"));
+  row(("zarrd DEVICE read, client process, gpu_decode " + gpu_decode).c_str(), Rate(served_r1_s),
       pct(Rate(served_r1_s), engine_host) + " of (a) [target 90%], " +
           times(Rate(served_r1_s), peer) + " (c) [target 2x]" +
           (served_r1_equal ? "" : "  VALUES DIFFER"));
@@ -301,8 +333,9 @@ int Main(int argc, char** argv) {
   print_us("into the region", served_r2_region);
   std::printf("IPC handles opened by the client: %llu (one per slab)\n",
               static_cast<unsigned long long>(opens));
-  return engine_equal && store_equal && served_r1_equal && served_r1_waited_equal &&
-                 served_r2_equal && served_r2_waited_equal && served_region_equal
+  return engine_equal && engine_gpu_decode_equal && store_equal && served_r1_equal &&
+                 served_r1_waited_equal && served_r2_equal && served_r2_waited_equal &&
+                 served_region_equal
              ? 0
              : 1;
 }

@@ -291,6 +291,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
+  std::optional<GpuChain> gpu = raw ? std::nullopt : PlanGpuChain(*m.codec_chain, m.dtype);
+  if (gpu && !sink.accepts_encoded(gpu->kind)) gpu.reset();
   return pool.ParallelFor(
       chunks.num_chunks(),
       [&](size_t n) -> Status {
@@ -318,6 +320,16 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
         if (!*found) {
           GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
           return sink.Fill(p, m.fill_value.data(), es);
+        }
+        if (std::optional<GpuCodec> codec = gpu ? GpuCodecFor(*gpu, encoded) : std::nullopt) {
+          GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+          return Context(
+              sink.CommitEncoded(p, encoded,
+                                 {.codec = *codec,
+                                  .swap_unit = gpu->swap_unit,
+                                  .decoded_bytes = spec.num_bytes(),
+                                  .where = "array " + Quoted(path_) + " chunk '" + key + "'"}),
+              key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/chunk_selection.h"
+#include "common/gpu_decode_plan.h"
 #include "common/status.h"
 #include "common/store.h"
 
@@ -41,6 +43,23 @@ class ChunkSink {
   virtual bool accepts_device_values() const { return false; }
   virtual Status CommitDevice(const Placement& p, const DeviceValue& value) {
     return Unimplemented("this result is not in GPU memory");
+  }
+
+  // Sinks that decode on the GPU take chunks still encoded, for arrays whose chain PlanGpuChain
+  // accepts. Asked once per read, after Start: whether this read (whose chain's compressor is
+  // `kind`) hands them over.
+  virtual bool accepts_encoded(CodecKind kind) const { return false; }
+  struct EncodedChunk {
+    GpuCodec codec = GpuCodec::kZstd;
+    uint32_t swap_unit = 1;  // > 1: big-endian elements of this many bytes
+    size_t decoded_bytes = 0;
+    // "array 'a' chunk 'k'": decoding fails after the hand-over, and Finish names the chunk.
+    std::string where;
+  };
+  // Copies `encoded` (the engine reuses its buffer), then decodes and places it. Decoding errors
+  // come from Finish: DATA_LOSS for corrupt chunks.
+  virtual Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) {
+    return Unimplemented("this sink takes no encoded chunks");
   }
 
   // A thread that handed over chunks of this read hands over no more (it may be about to work on

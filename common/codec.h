@@ -53,7 +53,13 @@ class ArrayToBytesCodec {
   virtual bool IsIdentity(const ChunkSpec& spec) const { return false; }
   // The encoded size, where it depends on the spec alone.
   virtual std::optional<size_t> EncodedSize(const ChunkSpec& spec) const { return std::nullopt; }
+  // The bytes codec's byte order; nullopt for the other array->bytes codecs (sharding).
+  virtual std::optional<Endian> byte_order() const { return std::nullopt; }
 };
+
+// Bytes->bytes codecs that the GPU decoders (common/decode, common/cuda) also decode. kDeflate
+// is gzip and zlib, which decode either wrapper.
+enum class CodecKind : uint8_t { kOther, kZstd, kBlosc, kDeflate };
 
 class BytesToBytesCodec {
  public:
@@ -66,6 +72,7 @@ class BytesToBytesCodec {
   // The encoded size for a decoded size, for codecs that know it (checksums).
   virtual std::optional<size_t> EncodedSize(size_t decoded_size) const { return std::nullopt; }
   virtual nlohmann::json ToJson() const = 0;
+  virtual CodecKind kind() const { return CodecKind::kOther; }
 };
 
 // A whole pipeline, built from v3 `codecs` JSON or from v2 metadata.
@@ -86,6 +93,7 @@ class CodecChain {
   const ArrayToBytesCodec& array_to_bytes() const { return *array_to_bytes_; }
   bool has_array_codecs() const { return !array_codecs_.empty(); }
   bool has_bytes_codecs() const { return !bytes_codecs_.empty(); }
+  std::span<const std::unique_ptr<BytesToBytesCodec>> bytes_codecs() const { return bytes_codecs_; }
 
  private:
   std::vector<std::unique_ptr<ArrayToArrayCodec>> array_codecs_;

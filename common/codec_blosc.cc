@@ -49,6 +49,8 @@ class BloscCodec : public BytesToBytesCodec {
     return Decompress(in, out);
   }
 
+  CodecKind kind() const override { return CodecKind::kBlosc; }
+
   json ToJson() const override {
     return {{"name", "blosc"},
             {"configuration",

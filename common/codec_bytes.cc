@@ -38,6 +38,7 @@ class BytesCodec : public ArrayToBytesCodec {
   std::optional<size_t> EncodedSize(const ChunkSpec& spec) const override {
     return spec.num_bytes();
   }
+  std::optional<Endian> byte_order() const override { return endian_; }
 
   json ToJson() const override {
     json j = {{"name", "bytes"}};

@@ -69,6 +69,8 @@ class DeflateCodec : public BytesToBytesCodec {
     return OkStatus();
   }
 
+  CodecKind kind() const override { return CodecKind::kDeflate; }
+
   json ToJson() const override {
     return {{"name", wrapper_ == Wrapper::kGzip ? "gzip" : "numcodecs.zlib"},
             {"configuration", {{"level", level_}}}};

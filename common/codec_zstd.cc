@@ -96,6 +96,8 @@ class ZstdCodec : public BytesToBytesCodec {
     return OkStatus();
   }
 
+  CodecKind kind() const override { return CodecKind::kZstd; }
+
   json ToJson() const override {
     return {{"name", "zstd"}, {"configuration", {{"level", level_}, {"checksum", checksum_}}}};
   }

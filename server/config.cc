@@ -139,6 +139,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "stream_decode_threads",
                                                "stream_buffer_bytes",
                                                "devices",
+                                               "gpu_decode",
+                                               "gpu_decode_min_chunks",
                                                "lease_ttl_seconds",
                                                "lease_quota_bytes",
                                                "metrics_listen",
@@ -252,6 +254,13 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   if (j.contains("devices")) {
     ZARRD_ASSIGN_OR_RETURN(c.devices, ParseDevices(j["devices"]));
   }
+  if (j.contains("gpu_decode")) {
+    if (!j["gpu_decode"].is_string()) return Field("gpu_decode", "must be a string");
+    auto mode = ParseGpuDecodeMode(j["gpu_decode"].get<std::string>());
+    if (!mode.ok()) return InvalidArgument("config: " + mode.status().message());
+    c.gpu_decode = *mode;
+  }
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "gpu_decode_min_chunks", &c.gpu_decode_min_chunks));
   if (j.contains("lease_ttl_seconds")) {
     if (!j["lease_ttl_seconds"].is_number() || j["lease_ttl_seconds"].get<double>() <= 0)
       return Field("lease_ttl_seconds", "must be a positive number");

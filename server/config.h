@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_decode_plan.h"
 #include "common/object_store.h"
 #include "common/status.h"
 
@@ -78,6 +79,10 @@ struct ServerConfig {
   std::vector<ArrayOverride> overrides;
   // nullopt: every visible GPU with default pools; empty: none.
   std::optional<std::vector<DeviceConfig>> devices;
+  // Where DEVICE reads of zstd, blosc, gzip and zlib arrays (bytes codec + one of those) decode:
+  // auto decodes reads of at least gpu_decode_min_chunks chunks on the GPU, the rest on the CPUs.
+  GpuDecodeMode gpu_decode = GpuDecodeMode::kAuto;
+  size_t gpu_decode_min_chunks = kGpuDecodeMinChunks;
   double lease_ttl_seconds = 300;
   uint64_t lease_quota_bytes = 0;  // per client process; 0: the pool's capacity
   // StreamBytes, the bare-transport benchmark RPC: off unless enabled; a request sends at most

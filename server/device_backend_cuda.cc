@@ -56,7 +56,8 @@ class CudaDeviceBackend final : public DeviceBackend {
       : epoch_(epoch),
         leases_(std::chrono::milliseconds(static_cast<int64_t>(config.lease_ttl_seconds * 1000)),
                 config.lease_quota_bytes),
-        lease_ttl_seconds_(config.lease_ttl_seconds) {}
+        lease_ttl_seconds_(config.lease_ttl_seconds),
+        gpu_decode_{.mode = config.gpu_decode, .min_chunks = config.gpu_decode_min_chunks} {}
 
   Status AddDevice(const DeviceConfig& dc) {
     ZARRD_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::FindDevice(dc.device));
@@ -258,15 +259,15 @@ class CudaDeviceBackend final : public DeviceBackend {
   // Reads into `dst`. Asked to answer before the result is ready, it queues the work, records
   // a ready event after it for `out` and returns; `hold` (the result's memory) and the GPU
   // memory the copies read stay alive until the event completes.
-  static Status ReadInto(Device& device, const Array& array, const ResolvedSelection& selection,
-                         const pb::GetItemRequest& req, const IoOptions& io, uint8_t* dst,
-                         std::shared_ptr<const void> hold, pb::DeviceBuffer* out) {
+  Status ReadInto(Device& device, const Array& array, const ResolvedSelection& selection,
+                  const pb::GetItemRequest& req, const IoOptions& io, uint8_t* dst,
+                  std::shared_ptr<const void> hold, pb::DeviceBuffer* out) {
     cu::ReadyEvent* ready = nullptr;
     if (req.answer_before_ready()) {
       ZARRD_ASSIGN_OR_RETURN(ready, device.ready->Acquire());
     }
     cu::DeviceSink sink(*device.staging, dst, ItemSize(array.metadata()->dtype),
-                        ready ? ready->stream : nullptr);
+                        ready ? ready->stream : nullptr, gpu_decode_);
     Status read = array.ReadToSink(selection, sink, io);
     if (ready == nullptr) return read;
     if (!read.ok()) {
@@ -302,6 +303,7 @@ class CudaDeviceBackend final : public DeviceBackend {
   std::vector<std::unique_ptr<Device>> devices_;
   LeaseRegistry leases_;
   const double lease_ttl_seconds_;
+  const GpuDecodePolicy gpu_decode_;
   mutable std::mutex regions_mutex_;
   std::map<std::string, std::shared_ptr<DeviceRegion>> regions_;
 };
@@ -320,6 +322,12 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
     return MakeNoDeviceBackend(visible.status().message());
   }
   auto backend = std::make_unique<CudaDeviceBackend>(config, epoch);
+  spdlog::info("gpu_decode {}: DEVICE reads of {} decode on the GPU",
+               GpuDecodeModeName(config.gpu_decode),
+               config.gpu_decode == GpuDecodeMode::kAuto
+                   ? "at least " + std::to_string(config.gpu_decode_min_chunks) + " chunks"
+               : config.gpu_decode == GpuDecodeMode::kAlways ? std::string("any size")
+                                                             : std::string("no size"));
   if (config.devices) {
     for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
   } else {

@@ -23,6 +23,7 @@ struct CommandLine {
   std::string config_path, log_level;
   std::vector<std::string> listen;
   std::optional<std::string> metrics_listen;
+  std::string gpu_decode;
 };
 
 // The options, one a line.
@@ -36,6 +37,10 @@ void AddOptions(CLI::App& app, CommandLine& cl) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_option("--metrics-listen", cl.metrics_listen,
                  "HOST:PORT for Prometheus metrics, or off (replaces the config's metrics_listen)");
+  app.add_option("--gpu-decode", cl.gpu_decode,
+                 "where DEVICE reads decode zstd, blosc, gzip and zlib chunks: auto, always "
+                 "(the GPU) or never (the CPUs) (replaces the config's gpu_decode)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 }  // namespace
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
   if (!listen.empty()) config->listen = listen;
   if (!log_level.empty()) config->log_level = log_level;
   if (cl.metrics_listen) config->metrics_listen = zarrd::server::MetricsAddress(*cl.metrics_listen);
+  if (!cl.gpu_decode.empty()) config->gpu_decode = *zarrd::ParseGpuDecodeMode(cl.gpu_decode);
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
     std::cerr << "zarrd: unknown log level \"" << config->log_level << "\"\n";

@@ -144,6 +144,7 @@ void Metrics::Update(const ::zarrd::v1::ServerInfoResponse& info, size_t host_re
   advance("decoded", e.chunks_decoded, &decoded_seen_);
   advance("encoded", e.chunks_encoded, &encoded_seen_);
   advance("filled", e.chunks_filled, &filled_seen_);
+  advance("gpu_decoded", e.chunks_gpu_decoded, &gpu_decoded_seen_);
 }
 
 }  // namespace zarrd::server

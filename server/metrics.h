@@ -52,7 +52,7 @@ class Metrics {
   std::unique_ptr<Families> families_;
   std::string url_;
   std::mutex mutex_;  // engine counter snapshots
-  uint64_t decoded_seen_ = 0, encoded_seen_ = 0, filled_seen_ = 0;
+  uint64_t decoded_seen_ = 0, encoded_seen_ = 0, filled_seen_ = 0, gpu_decoded_seen_ = 0;
 };
 
 }  // namespace zarrd::server

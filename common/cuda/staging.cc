@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "common/cuda/cuda_status.h"
+#include "common/cuda/zstd_kernel.h"
 
 namespace zarrd::cuda {
 
@@ -14,10 +15,12 @@ StagingPool::~StagingPool() {
     cudaFree(s->scratch);
     cudaEventDestroy(s->done);
     cudaStreamDestroy(s->stream);
+    if (s->zstd_workspaces) FreeZstdWorkspaces(s->zstd_workspaces);
   }
+  for (uint8_t* r : all_records_) cudaFreeHost(r);
 }
 
-Result<StagingSlot*> StagingPool::Acquire(size_t nbytes) {
+Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_bytes) {
   ZARRD_RETURN_IF_ERROR(UseDevice(device_));
   StagingSlot* slot = nullptr;
   {
@@ -41,8 +44,8 @@ Result<StagingSlot*> StagingPool::Acquire(size_t nbytes) {
     }
   }
   Status s = CudaStatus(cudaEventSynchronize(slot->done), "staging slot's previous upload");
-  if (s.ok() && (slot->pinned_bytes < nbytes || slot->scratch_bytes < nbytes))
-    s = Grow(slot, nbytes);
+  if (s.ok() && (slot->pinned_bytes < pinned_bytes || slot->scratch_bytes < scratch_bytes))
+    s = Grow(slot, pinned_bytes, scratch_bytes);
   if (!s.ok()) {
     (void)Release(slot, false);
     return s;
@@ -50,9 +53,9 @@ Result<StagingSlot*> StagingPool::Acquire(size_t nbytes) {
   return slot;
 }
 
-Status StagingPool::Grow(StagingSlot* slot, size_t nbytes) {
-  const size_t size = std::bit_ceil(std::max<size_t>(nbytes, 64 << 10));
-  if (slot->pinned_bytes < nbytes) {
+Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
+  if (slot->pinned_bytes < pinned_bytes) {
+    const size_t size = std::bit_ceil(std::max<size_t>(pinned_bytes, 64 << 10));
     cudaFreeHost(slot->pinned);
     slot->pinned = nullptr;
     slot->pinned_bytes = 0;
@@ -63,7 +66,8 @@ Status StagingPool::Grow(StagingSlot* slot, size_t nbytes) {
     slot->pinned = static_cast<uint8_t*>(p);
     slot->pinned_bytes = size;
   }
-  if (slot->scratch_bytes < nbytes) {
+  if (slot->scratch_bytes < scratch_bytes) {
+    const size_t size = std::bit_ceil(std::max<size_t>(scratch_bytes, 64 << 10));
     cudaFree(slot->scratch);
     slot->scratch = nullptr;
     slot->scratch_bytes = 0;
@@ -92,6 +96,32 @@ uint64_t StagingPool::pinned_bytes() const {
   uint64_t total = 0;
   for (const auto& s : slots_) total += s->pinned_bytes;
   return total;
+}
+
+Result<uint8_t*> StagingPool::AcquireRecords(size_t nbytes) {
+  const size_t size = std::bit_ceil(std::max<size_t>(nbytes, 4096));
+  {
+    std::lock_guard lock(mutex_);
+    auto it = free_records_.find(size);
+    if (it != free_records_.end()) {
+      uint8_t* r = it->second;
+      free_records_.erase(it);
+      return r;
+    }
+  }
+  ZARRD_RETURN_IF_ERROR(UseDevice(device_));
+  void* p = nullptr;
+  ZARRD_RETURN_IF_ERROR(CudaStatus(cudaHostAlloc(&p, size, cudaHostAllocDefault),
+                                   "pinned result records of " + std::to_string(size) + " bytes"));
+  std::lock_guard lock(mutex_);
+  all_records_.push_back(static_cast<uint8_t*>(p));
+  return static_cast<uint8_t*>(p);
+}
+
+void StagingPool::ReleaseRecords(uint8_t* records, size_t nbytes) {
+  if (records == nullptr) return;
+  std::lock_guard lock(mutex_);
+  free_records_.emplace(std::bit_ceil(std::max<size_t>(nbytes, 4096)), records);
 }
 
 }  // namespace zarrd::cuda

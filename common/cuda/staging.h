@@ -9,10 +9,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "common/decode/zstd_workspace.h"
 #include "common/status.h"
 
 namespace zarrd::cuda {
@@ -24,6 +26,9 @@ struct StagingSlot {
   size_t scratch_bytes = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;  // recorded after the slot's last queued work
+  // Device workspaces of the zstd kernel for decoding on this slot's stream (EncodedBatch).
+  decode::ZstdWorkspace* zstd_workspaces = nullptr;
+  int zstd_slots = 0;
 };
 
 class StagingPool {
@@ -35,20 +40,28 @@ class StagingPool {
 
   // A slot whose buffers hold `nbytes` and whose earlier work has finished; waits while all
   // slots are taken.
-  Result<StagingSlot*> Acquire(size_t nbytes);
+  Result<StagingSlot*> Acquire(size_t nbytes) { return Acquire(nbytes, nbytes); }
+  Result<StagingSlot*> Acquire(size_t pinned_bytes, size_t scratch_bytes);
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
   uint64_t pinned_bytes() const;
 
+  // Pinned buffers of at least `nbytes` that the GPU copies small results into (a read's decode
+  // statuses), kept for reuse: freeing pinned memory waits for the whole device.
+  Result<uint8_t*> AcquireRecords(size_t nbytes);
+  void ReleaseRecords(uint8_t* records, size_t nbytes);
+
  private:
-  Status Grow(StagingSlot* slot, size_t nbytes);
+  Status Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes);
   const int device_;
   const size_t max_slots_;
   mutable std::mutex mutex_;
   std::condition_variable available_;
   std::vector<std::unique_ptr<StagingSlot>> slots_;
-  std::deque<StagingSlot*> free_;  // oldest released first: most likely finished
+  std::deque<StagingSlot*> free_;                 // oldest released first: most likely finished
+  std::multimap<size_t, uint8_t*> free_records_;  // by size (powers of two)
+  std::vector<uint8_t*> all_records_;
 };
 
 }  // namespace zarrd::cuda

@@ -1,0 +1,134 @@
+#include "common/cuda/encoded_batch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "common/cuda/blosc_kernel.h"
+#include "common/cuda/byte_swap.h"
+#include "common/cuda/cuda_status.h"
+#include "common/cuda/deflate_kernel.h"
+#include "common/cuda/zstd_kernel.h"
+
+namespace zarrd::cuda {
+namespace {
+
+size_t Align(size_t n, size_t to = 256) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+bool EncodedBatch::Takes(GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes,
+                         size_t decoded_bytes) const {
+  return open() && codec == codec_ && swap_unit == swap_unit_ && decoded_bytes == decoded_bytes_ &&
+         count_ < capacity_ && encoded_used_ + Align(encoded_bytes, 16) <= encoded_cap_;
+}
+
+Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit,
+                          size_t encoded_bytes, size_t decoded_bytes) {
+  codec_ = codec;
+  swap_unit_ = swap_unit;
+  decoded_bytes_ = decoded_bytes;
+  capacity_ =
+      std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_stride(), 1), 1, kMaxChunks);
+  tasks_at_ = Align(capacity_ * sizeof(StridedCopyDesc));
+  offsets_at_ = tasks_at_ + Align(capacity_ * sizeof(decode::DecodeTask));
+  encoded_at_ = offsets_at_ + Align(capacity_ * sizeof(uint64_t));
+  // The slots' buffers grow to powers of two: the layout stays within kEncodedBytes.
+  encoded_cap_ = std::max(kEncodedBytes - encoded_at_, Align(encoded_bytes, 16));
+  decoded_at_ = encoded_at_ + Align(encoded_cap_);
+  scratch_at_ = decoded_at_ + capacity_ * decoded_stride();
+  const size_t device_bytes =
+      scratch_at_ + (codec == GpuCodec::kBlosc ? capacity_ * decoded_stride() : 0);
+  ZARRD_ASSIGN_OR_RETURN(slot_, staging.Acquire(encoded_at_ + encoded_cap_, device_bytes));
+  if (codec == GpuCodec::kZstd && slot_->zstd_slots < static_cast<int>(kMaxChunks)) {
+    if (slot_->zstd_workspaces) FreeZstdWorkspaces(slot_->zstd_workspaces);
+    slot_->zstd_workspaces = nullptr;
+    slot_->zstd_slots = 0;
+    auto ws = AllocateZstdWorkspaces(static_cast<int>(kMaxChunks));
+    if (!ws.ok()) {
+      (void)staging.Release(std::exchange(slot_, nullptr), false);
+      return ws.status();
+    }
+    slot_->zstd_workspaces = *ws;
+    slot_->zstd_slots = static_cast<int>(kMaxChunks);
+  }
+  count_ = 0;
+  encoded_used_ = 0;
+  tasks_.clear();
+  descs_.clear();
+  return OkStatus();
+}
+
+Status EncodedBatch::Add(ByteView encoded, const Placement& p, uint8_t* out, size_t elem_size) {
+  uint8_t* decoded = slot_->scratch + decoded_at_ + count_ * decoded_stride();
+  ZARRD_ASSIGN_OR_RETURN(
+      StridedCopyDesc desc,
+      MakeCopyDesc(decoded + p.chunk_offset, p.chunk_strides.data(), out + p.result_offset,
+                   p.result_strides.data(), p.counts.data(), p.counts.size(), elem_size));
+  if (!encoded.empty()) {
+    std::memcpy(slot_->pinned + encoded_at_ + encoded_used_, encoded.data(), encoded.size());
+  }
+  decode::DecodeTask task;
+  task.src = slot_->scratch + encoded_at_ + encoded_used_;
+  task.src_size = encoded.size();
+  task.dst = decoded;
+  task.dst_size = decoded_bytes_;
+  task.error = kNotRun;
+  tasks_.push_back(task);
+  descs_.push_back(desc);
+  encoded_used_ += Align(encoded.size(), 16);
+  ++count_;
+  return OkStatus();
+}
+
+Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, StagingSlot** used) {
+  StagingSlot* slot = std::exchange(slot_, nullptr);
+  const size_t n = std::exchange(count_, 0);
+  *used = n > 0 ? slot : nullptr;
+  if (slot == nullptr) return OkStatus();
+  if (n == 0) return staging.Release(slot, false);
+  std::memcpy(slot->pinned + tasks_at_, tasks_.data(), n * sizeof(decode::DecodeTask));
+  auto* offsets = reinterpret_cast<uint64_t*>(slot->pinned + offsets_at_);
+  for (size_t i = 0; i < n; ++i) offsets[i] = i * decoded_stride();
+  auto* d_tasks = reinterpret_cast<decode::DecodeTask*>(slot->scratch + tasks_at_);
+  cudaStream_t stream = slot->stream;
+  Status s = CudaStatus(
+      cudaMemcpyAsync(slot->scratch + tasks_at_, slot->pinned + tasks_at_,
+                      encoded_at_ + encoded_used_ - tasks_at_, cudaMemcpyHostToDevice, stream),
+      "encoded chunks upload");
+  if (s.ok()) {
+    switch (codec_) {
+      case GpuCodec::kZstd:
+        s = LaunchZstdDecode(d_tasks, static_cast<int>(n), slot->zstd_workspaces, slot->zstd_slots,
+                             stream);
+        break;
+      case GpuCodec::kBlosc:
+        s = LaunchBloscDecode(d_tasks, static_cast<uint32_t>(n), slot->scratch + scratch_at_,
+                              reinterpret_cast<const uint64_t*>(slot->scratch + offsets_at_),
+                              stream);
+        break;
+      case GpuCodec::kGzip:
+      case GpuCodec::kZlib:
+        s = LaunchDeflateDecode(
+            d_tasks, static_cast<uint32_t>(n),
+            codec_ == GpuCodec::kGzip ? DeflateWrapper::kGzip : DeflateWrapper::kZlib, stream);
+        break;
+    }
+  }
+  if (s.ok() && swap_unit_ > 1) {
+    s = LaunchByteSwap(slot->scratch + decoded_at_, n * decoded_stride(), swap_unit_, stream);
+  }
+  if (s.ok()) s = LaunchStridedCopies(descs_.data(), n, slot->pinned, slot->scratch, stream);
+  if (s.ok() && records != nullptr) {
+    s = CudaStatus(cudaMemcpyAsync(records, d_tasks, n * sizeof(decode::DecodeTask),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "decode results download");
+  }
+  tasks_.clear();
+  descs_.clear();
+  encoded_used_ = 0;
+  Status released = staging.Release(slot, true);
+  return s.ok() ? released : s;
+}
+
+}  // namespace zarrd::cuda

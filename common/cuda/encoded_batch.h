@@ -1,0 +1,67 @@
+// Encoded chunks of one codec on their way to the GPU (DeviceSink::CommitEncoded): packed into a
+// staging slot's pinned buffer, uploaded in one transfer with their decode tasks, decoded by one
+// batched kernel launch into the slot's device scratch (a decoded chunk each), byte-swapped when
+// big-endian, placed into the result by strided copies; the kernel's per-chunk results are then
+// copied back into pinned records that the sink checks once the work is done.
+//
+// Slot layout, pinned and device alike up to the encoded bytes:
+//   copy descriptors | decode tasks | blosc scratch offsets | encoded chunks
+// and on the device only, after them: decoded chunks | blosc scratch (blosc only).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/chunk_selection.h"
+#include "common/cuda/copy_kernels.h"
+#include "common/cuda/staging.h"
+#include "common/decode/host_device.h"
+#include "common/gpu_decode_plan.h"
+
+namespace zarrd::cuda {
+
+class EncodedBatch {
+ public:
+  // Chunks per launch (also the zstd kernel's warps per launch) and bytes per batch: pinned
+  // 8 MiB (the tasks and encoded chunks, as one upload), device 32 MiB (64 for blosc, whose
+  // kernel needs scratch as large as its output) and 64 zstd workspaces (about 10 MiB). A
+  // decoding thread holds one batch; the staging slots grow to these sizes once.
+  static constexpr size_t kMaxChunks = 64;
+  static constexpr size_t kEncodedBytes = 8 << 20;
+  static constexpr size_t kDecodedBytes = 24 << 20;
+
+  bool open() const { return slot_ != nullptr; }
+  size_t count() const { return count_; }
+  bool full() const { return count_ == capacity_; }
+  // Whether a chunk like this joins the open batch.
+  bool Takes(GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes, size_t decoded_bytes) const;
+  // Takes a staging slot sized for chunks like this one (waits while all slots are taken).
+  Status Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes,
+              size_t decoded_bytes);
+  // Packs a chunk that Takes accepted; its decoded bytes go to `out` as `p` says.
+  Status Add(ByteView encoded, const Placement& p, uint8_t* out, size_t elem_size);
+  // Queues the upload, decode, swap, placement and the copy of the results into `records`
+  // (pinned, count() of them; nullptr: none) and gives the slot back, setting `used` to it: the
+  // results are in once its `done` event is. The batch is empty after, also on error.
+  Status Flush(StagingPool& staging, decode::DecodeTask* records, StagingSlot** used);
+
+  // The value a task's error holds until its kernel writes it.
+  static constexpr decode::DecodeError kNotRun = static_cast<decode::DecodeError>(~0u);
+
+ private:
+  size_t decoded_stride() const { return (decoded_bytes_ + 255) / 256 * 256; }
+
+  StagingSlot* slot_ = nullptr;
+  GpuCodec codec_ = GpuCodec::kZstd;
+  uint32_t swap_unit_ = 1;
+  size_t decoded_bytes_ = 0;
+  size_t capacity_ = 0;     // chunks
+  size_t encoded_cap_ = 0;  // bytes
+  size_t count_ = 0;
+  size_t encoded_used_ = 0;
+  size_t tasks_at_ = 0, offsets_at_ = 0, encoded_at_ = 0, decoded_at_ = 0, scratch_at_ = 0;
+  std::vector<decode::DecodeTask> tasks_;
+  std::vector<StridedCopyDesc> descs_;
+};
+
+}  // namespace zarrd::cuda

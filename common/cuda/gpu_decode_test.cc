@@ -1,0 +1,212 @@
+// DEVICE reads that decode on the GPU (DeviceSink::CommitEncoded): arrays written by the engine,
+// read into GPU memory with gpu_decode always, compared with the written values.
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include "common/array.h"
+#include "common/cuda/cuda_test_util.h"
+#include "common/cuda/device_sink.h"
+#include "common/engine_stats.h"
+#include "common/test_util.h"
+
+namespace zarrd::cuda {
+namespace {
+
+using nlohmann::json;
+using zarrd::testing::Pattern;
+using zarrd::testing::Reference;
+
+constexpr GpuDecodePolicy kAlways{.mode = GpuDecodeMode::kAlways};
+
+struct Case {
+  const char* name;
+  const char* compressor;  // v3 codec JSON, or a v2 compressor when `v2`
+  const char* endian = "little";
+  bool v2 = false;
+  bool on_gpu = true;  // false: the chunks are decoded on the host (blosc of zstd)
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+ArrayMetadata Meta(const Case& c) {
+  ArrayMetadata m;
+  // 10 x 10 chunks of 768 bytes (blosc stores chunks under 128 bytes as copies), the last row
+  // and column partial.
+  m.shape = {150, 111};
+  m.chunk_shape = {16, 12};
+  m.dtype = DataType::kInt32;
+  m.fill_value = FillValue(4, 0);
+  if (c.v2) {
+    m.format = ZarrFormat::kV2;
+    m.v2_endian = std::string(c.endian) == "big" ? Endian::kBig : Endian::kLittle;
+    m.v2_compressor = json::parse(c.compressor);
+    m.codecs = json();
+    return m;
+  }
+  m.format = ZarrFormat::kV3;
+  m.codecs = json::array(
+      {{{"name", "bytes"}, {"configuration", {{"endian", c.endian}}}}, json::parse(c.compressor)});
+  return m;
+}
+
+class GpuDecodeRead : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuDecodeRead, SelectionsMatchTheWrittenValues) {
+  ZARRD_REQUIRE_GPU();
+  const Case c = GetParam();
+  auto array = Array::Create(MakeMemoryStore(), "g/a", Meta(c));
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+  const auto shape = (*array)->metadata()->shape;
+  auto values = Pattern(shape[0] * shape[1]);
+  // Rows 144.. hold the fill value: their chunks (the last row) are absent.
+  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
+  ASSERT_TRUE((*array)->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  for (const char* text : {"", "7", "-1, ::-1", "2:149:3, 1:", "::-4, 100:0:-3",
+                           "143:, 105:", "5:5", ":, 7", "0, 0", "140:148, 10:20", "16:32, 24:36"}) {
+    SCOPED_TRACE(text);
+    auto resolved = ResolveSelection(*ParseSelection(text), shape);
+    ASSERT_TRUE(resolved.ok());
+    const auto expected = Reference(values, shape, *resolved);
+    const size_t nbytes = std::max<size_t>(4, expected.size() * 4);
+    uint8_t* out;
+    ASSERT_EQ(cudaMalloc(&out, nbytes), cudaSuccess);
+    for (bool joined : {false, true}) {
+      SCOPED_TRACE(joined ? "finished on a stream" : "finished on the host");
+      cudaMemset(out, 0xAB, nbytes);
+      cudaStream_t join = nullptr;
+      if (joined) ASSERT_EQ(cudaStreamCreateWithFlags(&join, cudaStreamNonBlocking), cudaSuccess);
+      const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+      DeviceSink sink(staging, out, 4, join, kAlways);
+      Status s = (*array)->ReadToSink(*resolved, sink, {.pool = &pool});
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      if (join) ASSERT_EQ(cudaStreamSynchronize(join), cudaSuccess);
+      EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+      const uint64_t on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+      if (!c.on_gpu) EXPECT_EQ(on_gpu, 0u);
+      if (c.on_gpu && std::string(text).empty()) EXPECT_EQ(on_gpu, 9u * 10);
+      if (join) cudaStreamDestroy(join);
+    }
+    cudaFree(out);
+  }
+}
+
+TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
+  ZARRD_REQUIRE_GPU();
+  const Case c = GetParam();
+  if (!c.on_gpu) GTEST_SKIP() << "decoded on the host";
+  std::shared_ptr<Store> store = MakeMemoryStore();
+  auto array = *Array::Create(store, "g/a", Meta(c));
+  const auto shape = array->metadata()->shape;
+  const auto values = Pattern(shape[0] * shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const std::string key = c.v2 ? "g/a/1.2" : "g/a/c/1/2";
+  Bytes stored;
+  ASSERT_TRUE(*store->Get(key, &stored));
+  stored.resize(stored.size() / 2);  // truncated
+  ASSERT_TRUE(store->Set(key, stored).ok());
+  StagingPool staging(0, 4);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  DeviceSink sink(staging, out, 4, nullptr, kAlways);
+  Status s = array->ReadToSink(*ResolveSelection({}, shape), sink);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  EXPECT_NE(s.message().find("array 'g/a' chunk '" + key + "'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("on the GPU"), std::string::npos) << s.message();
+  // The sink and the staging pool are usable again: a read of the other chunks succeeds.
+  auto rest = *ResolveSelection(*ParseSelection("32:, :"), shape);
+  DeviceSink again(staging, out, 4, nullptr, kAlways);
+  s = array->ReadToSink(rest, again);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(testing::ToHost<int32_t>(out, 118 * 111), Reference(values, shape, rest));
+  cudaFree(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codecs, GpuDecodeRead,
+    ::testing::Values(
+        Case{"zstd", R"({"name":"zstd","configuration":{"level":3,"checksum":true}})"},
+        Case{"zstd_big", R"({"name":"zstd","configuration":{"level":1}})", "big"},
+        Case{"blosc_lz4_shuffle", R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,
+             "shuffle":"shuffle","typesize":4}})"},
+        Case{"blosc_lz4_bitshuffle_big", R"({"name":"blosc","configuration":{"cname":"lz4",
+             "clevel":5,"shuffle":"bitshuffle","typesize":4}})",
+             "big"},
+        Case{"blosc_zstd", R"({"name":"blosc","configuration":{"cname":"zstd","clevel":5,
+             "shuffle":"shuffle","typesize":4}})",
+             "little", false, false},
+        Case{"gzip", R"({"name":"gzip","configuration":{"level":5}})"},
+        Case{"v2_zlib_big", R"({"id":"zlib","level":1})", "big", true},
+        Case{"v2_blosc_lz4", R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1,
+             "blocksize":0})",
+             "little", true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// auto leaves reads of few chunks, and gzip, on the host; never leaves every read there.
+TEST(GpuDecodePolicy, AutoAndNever) {
+  ZARRD_REQUIRE_GPU();
+  Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
+  Case gzip{"gzip", R"({"name":"gzip","configuration":{"level":1}})"};
+  auto zstd_array = *Array::Create(MakeMemoryStore(), "a", Meta(zstd));
+  auto gzip_array = *Array::Create(MakeMemoryStore(), "a", Meta(gzip));
+  const auto shape = zstd_array->metadata()->shape;
+  const auto values = Pattern(shape[0] * shape[1]);
+  ASSERT_TRUE(zstd_array->Write({}, values.data(), values.size() * 4).ok());
+  ASSERT_TRUE(gzip_array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 4);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  struct Run {
+    Array* array;
+    GpuDecodePolicy policy;
+    const char* selection;
+    uint64_t on_gpu;
+  };
+  for (const Run& run :
+       {Run{zstd_array.get(), {}, "0:4, 0:3", 0}, Run{zstd_array.get(), {}, "", 10 * 10},
+        Run{gzip_array.get(), {}, "", 0},
+        Run{zstd_array.get(), {.mode = GpuDecodeMode::kNever}, "", 0},
+        Run{zstd_array.get(), {.mode = GpuDecodeMode::kAuto, .min_chunks = 1}, "0:4, 0:3", 1}}) {
+    SCOPED_TRACE(run.selection);
+    Array* array = run.array;
+    auto resolved = *ResolveSelection(*ParseSelection(run.selection), shape);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, run.policy);
+    ASSERT_TRUE(array->ReadToSink(resolved, sink).ok());
+    EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, run.on_gpu);
+    const auto expected = Reference(values, shape, resolved);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+  }
+  cudaFree(out);
+}
+
+// Chunks of 1 MiB: batches fill by decoded bytes (24 a launch), several threads at once.
+TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
+  ZARRD_REQUIRE_GPU();
+  Case c{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
+  ArrayMetadata m = Meta(c);
+  m.shape = {512 * 9 + 100, 512 * 9};
+  m.chunk_shape = {512, 512};
+  auto array = *Array::Create(MakeMemoryStore(), "big", m);
+  const auto values = Pattern(m.shape[0] * m.shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  for (const char* text : {"", "::7, 100:4000:3"}) {
+    SCOPED_TRACE(text);
+    auto resolved = *ResolveSelection(*ParseSelection(text), m.shape);
+    const auto expected = Reference(values, m.shape, resolved);
+    uint8_t* out;
+    ASSERT_EQ(cudaMalloc(&out, expected.size() * 4), cudaSuccess);
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(resolved, sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    cudaFree(out);
+  }
+}
+
+}  // namespace
+}  // namespace zarrd::cuda

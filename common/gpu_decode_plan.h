@@ -1,0 +1,50 @@
+// Which chunks of a read decode on the GPU (common/cuda's DeviceSink), decided on the host from
+// the array's codec chain, the policy, and a peek at each chunk's first bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/codec.h"
+
+namespace zarrd {
+
+enum class GpuDecodeMode { kAuto, kAlways, kNever };
+
+Result<GpuDecodeMode> ParseGpuDecodeMode(std::string_view name);
+const char* GpuDecodeModeName(GpuDecodeMode mode);
+
+// auto decodes reads of at least this many chunks on the GPU. A guess, not a measurement: one
+// kernel launch and a result check cost tens of microseconds, about one chunk's CPU decode.
+constexpr size_t kGpuDecodeMinChunks = 16;
+
+struct GpuDecodePolicy {
+  GpuDecodeMode mode = GpuDecodeMode::kAuto;
+  size_t min_chunks = kGpuDecodeMinChunks;
+  // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU. auto
+  // leaves deflate (gzip, zlib) on the CPUs: its kernel, a thread per stream, decoded 0.3 GB/s on
+  // the H200 where 16 cores decode 2.0 (bench/decode_kernels).
+  bool Use(size_t num_chunks, CodecKind kind) const;
+};
+
+// An encoded chunk as the GPU kernels take it.
+enum class GpuCodec : uint8_t { kZstd, kBlosc, kGzip, kZlib };
+const char* GpuCodecName(GpuCodec codec);
+
+// A chain the GPU decodes: bytes (little-endian, or big-endian with `swap_unit`-byte elements
+// swapped after decoding) and exactly one of zstd, blosc, gzip, zlib. Transpose, sharding,
+// checksums and other codecs stay on the CPU.
+struct GpuChain {
+  CodecKind kind = CodecKind::kOther;
+  uint32_t swap_unit = 1;
+};
+std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype);
+
+// The kernel for one stored chunk, or nullopt for the CPU: blosc containers of zstd splits (the
+// blosc kernel has no zstd), zstd frames and zlib streams that need a preset dictionary. A
+// chunk whose header is corrupt goes to the GPU, which reports it (DATA_LOSS as on the CPU).
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded);
+
+}  // namespace zarrd

@@ -1,0 +1,41 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+namespace zarrd::server {
+namespace {
+
+using nlohmann::json;
+
+Result<ServerConfig> Parse(json extra) {
+  json j = {{"stores", {{{"name", "m"}, {"kind", "memory"}}}}};
+  j.update(extra);
+  return ParseConfig(j, "/tmp");
+}
+
+TEST(ConfigGpuDecode, AutoByDefaultAndEachMode) {
+  auto c = Parse(json::object());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->gpu_decode, GpuDecodeMode::kAuto);
+  EXPECT_EQ(c->gpu_decode_min_chunks, kGpuDecodeMinChunks);
+  for (auto [name, mode] :
+       {std::pair{"always", GpuDecodeMode::kAlways}, std::pair{"never", GpuDecodeMode::kNever},
+        std::pair{"auto", GpuDecodeMode::kAuto}}) {
+    auto parsed = Parse({{"gpu_decode", name}, {"gpu_decode_min_chunks", 64u}});
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->gpu_decode, mode);
+    EXPECT_EQ(parsed->gpu_decode_min_chunks, 64u);
+  }
+}
+
+TEST(ConfigGpuDecode, BadValuesAreRefused) {
+  for (json bad : {json{{"gpu_decode", "gpu"}}, json{{"gpu_decode", true}},
+                   json{{"gpu_decode_min_chunks", -1}}}) {
+    auto c = Parse(bad);
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(c.status().message().find("gpu_decode"), std::string::npos) << c.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace zarrd::server
