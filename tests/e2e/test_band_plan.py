@@ -30,7 +30,7 @@ def plan(case):
 
 def check_rule(case):
     """The expected bands against the rule, from the rows numpy selects."""
-    shape, chunks, key, itemsize = case["shape"], case["chunks"], key_of(case), case["itemsize"]
+    shape, chunks, itemsize, key = case["shape"], case["chunks"], case["itemsize"], key_of(case)
     most, bands = case["max"], case["bands"]
     out_shape = np.broadcast_to(np.zeros((), np.uint8), shape)[key].shape
     total = int(np.prod(out_shape, dtype=object)) * itemsize
@@ -146,8 +146,8 @@ def write():
         case["bands"] = plan(case)
         check_rule(case)
         cases.append(case)
-    about = ("Cases of the band planner (common/band_plan.h), written by tests/e2e/test_band_plan.py"
-             " and checked there against the rule. selection: per dimension [start, stop, step]"
+    about = ("Cases of the band planner (common/band_plan.h), written by"
+             " tests/e2e/test_band_plan.py and checked there against the rule. selection: per dimension [start, stop, step]"
              " (null: numpy's default) or an integer. bands: [start, count] of the first"
              " non-dropped dimension (axis), the band's byte offset in the result, its bytes.")
     text = json.dumps({"about": about, "cases": cases}, separators=(",", ":"))
@@ -178,7 +178,8 @@ def test_band_keys_select_the_band_rows():
         for band_key, offset, nbytes, band_shape in bands:
             got = values[band_key]
             assert got.shape == band_shape
-            assert (np.ascontiguousarray(got).reshape(-1).view(np.uint8) == whole[offset:offset + nbytes]).all(), case
+            got = np.ascontiguousarray(got).reshape(-1).view(np.uint8)
+            assert (got == whole[offset:offset + nbytes]).all(), case
 
 
 if __name__ == "__main__":
