@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "client/piece_reader.h"
+#include "common/band_plan.h"
 #include "common/checked.h"
 #include "common/dtype.h"
 #include "common/file_util.h"
@@ -289,6 +290,17 @@ Result<NodeInfo> Client::Resize(const std::string& store, const std::string& pat
 Status Client::Get(const std::string& store, const std::string& path,
                    const pb::Selection& selection, void* out, size_t size,
                    pb::ArrayDescriptor* descriptor, pb::Prototype prototype) {
+  return GetWithNode(store, path, nullptr, selection, out, size, descriptor, prototype);
+}
+
+Status Client::Get(const NodeInfo& node, const pb::Selection& selection, void* out, size_t size,
+                   pb::ArrayDescriptor* descriptor, pb::Prototype prototype) {
+  return GetWithNode(node.store, node.path, &node, selection, out, size, descriptor, prototype);
+}
+
+Status Client::GetWithNode(const std::string& store, const std::string& path, const NodeInfo* node,
+                           const pb::Selection& selection, void* out, size_t size,
+                           pb::ArrayDescriptor* descriptor, pb::Prototype prototype) {
   pb::GetItemRequest req;
   req.set_store(store);
   req.set_path(path);
@@ -307,7 +319,9 @@ Status Client::Get(const std::string& store, const std::string& path,
                              GetThroughScratch(store, path, selection, out, size, descriptor));
       if (done) return OkStatus();
     } else {
-      auto bands = Bands(store, path, selection, 1, scratch_band_bytes_, scratch_max_bytes_);
+      auto bands =
+          Bands(store, path, node, selection,
+                {.target_bytes = scratch_band_bytes_, .max_bytes = scratch_max_bytes_}, size);
       if (bands.ok() && bands->size() > 1) {
         ZARRD_ASSIGN_OR_RETURN(bool done,
                                GetScratchBands(store, path, *bands, out, size, descriptor));
@@ -324,9 +338,9 @@ Status Client::Get(const std::string& store, const std::string& path,
     if (descriptor) *descriptor = resp.array();
     return OkStatus();
   }
-  const size_t streams = prototype == pb::PROTOTYPE_DEVICE ? 1 : BandCount(size);
-  if (streams > 1) {
-    auto bands = Bands(store, path, selection, streams);
+  if (prototype != pb::PROTOTYPE_DEVICE && read_streams_ > 1 && size / min_band_bytes_ > 1) {
+    auto bands = Bands(store, path, node, selection,
+                       {.target_bytes = min_band_bytes_, .max_bands = read_streams_}, size);
     if (bands.ok() && bands->size() > 1)
       return GetBands(store, path, *bands, out, size, descriptor);
   }
@@ -444,50 +458,22 @@ grpc::ChannelInterface* Client::BandChannel(size_t b) {
   return band_channels_[b - 1].get();
 }
 
-size_t Client::BandCount(size_t size) const {
-  return std::max<size_t>(1, std::min<size_t>(read_streams_, size / min_band_bytes_));
-}
-
 Result<std::vector<Client::Band>> Client::Bands(const std::string& store, const std::string& path,
-                                                const pb::Selection& selection, size_t streams,
-                                                uint64_t band_bytes, uint64_t max_band_bytes) {
+                                                const NodeInfo* node,
+                                                const pb::Selection& selection,
+                                                const BandLimits& limits, uint64_t size) {
   if (selection.mode() != pb::SELECTION_MODE_BASIC) return std::vector<Band>{};  // one request
-  ZARRD_ASSIGN_OR_RETURN(NodeInfo node, GetNode(store, path));
-  ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(FromWire(selection), node.shape));
-  size_t d0 = 0;
-  while (d0 < sel.dims.size() && sel.dims[d0].dropped) ++d0;
-  if (d0 == sel.dims.size() || sel.dims[d0].count < 2) return std::vector<Band>{};
-  const DimSelection dim = sel.dims[d0];
-  const uint64_t row_bytes =
-      SaturatingMul(static_cast<uint64_t>(sel.num_elements() / dim.count), node.item_size());
-  const int64_t max_rows =
-      max_band_bytes ? static_cast<int64_t>(max_band_bytes / row_bytes) : dim.count;
-  if (max_rows < 1) return std::vector<Band>{};
-  const int64_t per_band =
-      band_bytes ? std::clamp<int64_t>(static_cast<int64_t>(band_bytes / row_bytes), 1, max_rows)
-                 : (dim.count + static_cast<int64_t>(streams) - 1) / static_cast<int64_t>(streams);
-  const int64_t chunk = node.chunks.empty() ? 1 : node.chunks[d0];
+  NodeInfo fetched;
+  if (!node) {
+    ZARRD_ASSIGN_OR_RETURN(fetched, GetNode(store, path));
+    node = &fetched;
+  }
+  ZARRD_ASSIGN_OR_RETURN(ResolvedSelection sel, ResolveSelection(FromWire(selection), node->shape));
+  // A node other than the caller's result size: one request, which says what differs.
+  if (sel.num_bytes(node->item_size()) != size) return std::vector<Band>{};
   std::vector<Band> bands;
-  int64_t k0 = 0;
-  while (k0 < dim.count) {
-    int64_t k1 = std::min(dim.count, k0 + per_band);
-    if (dim.step == 1 && k1 < dim.count) {
-      // The last chunk edge at or before k1; else the first after k0, if the band may be that
-      // long; else a cut inside a chunk.
-      const int64_t before = (dim.start + k1) / chunk * chunk - dim.start;
-      const int64_t after = ((dim.start + k0) / chunk + 1) * chunk - dim.start;
-      if (before > k0) {
-        k1 = before;
-      } else if (after - k0 <= max_rows) {
-        k1 = std::min(dim.count, after);
-      }
-    }
-    ResolvedSelection band = sel;
-    band.dims[d0].start = dim.start + k0 * dim.step;
-    band.dims[d0].count = k1 - k0;
-    bands.push_back({ToWire(band), static_cast<uint64_t>(k0) * row_bytes,
-                     static_cast<uint64_t>(k1 - k0) * row_bytes});
-    k0 = k1;
+  for (const zarrd::Band& band : PlanBands(sel, node->chunks, node->item_size(), limits)) {
+    bands.push_back({ToWire(band.selection), band.offset, band.nbytes});
   }
   return bands;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/band_plan.h"
 #include "common/status.h"
 #include "proto/error_detail.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
@@ -99,9 +100,15 @@ class Client {
   // 64 KiB to 64 MiB are decoded by the server into a scratch shared-memory region this client
   // keeps, then copied out (no bytes cross the socket). Otherwise: one message when it fits the
   // server's unary limit, else streams written piece by piece into `out`, up to read_streams()
-  // in parallel, each for a band of the first selected dimension (16 MiB at least).
+  // in parallel, each for a band of the first selected dimension (16 MiB at least). Bands are
+  // planned by PlanBands (common/band_plan.h) from the array's shape and chunks: this form asks
+  // the server for them (one GetNode) when a read is banded.
   Status Get(const std::string& store, const std::string& path, const pb::Selection& selection,
              void* out, size_t size, pb::ArrayDescriptor* descriptor = nullptr,
+             pb::Prototype prototype = pb::PROTOTYPE_HOST);
+  // The same, with the node as GetNode gave it: no GetNode round trip.
+  Status Get(const NodeInfo& node, const pb::Selection& selection, void* out, size_t size,
+             pb::ArrayDescriptor* descriptor = nullptr,
              pb::Prototype prototype = pb::PROTOTYPE_HOST);
   // Writes `size` bytes (C order, little-endian) into the selection, streaming when large.
   Status Set(const std::string& store, const std::string& path, const pb::Selection& selection,
@@ -140,13 +147,14 @@ class Client {
     pb::Selection selection;
     uint64_t offset, nbytes;  // where the band's bytes go in the result
   };
-  size_t BandCount(size_t size) const;
-  // Bands of the first selected dimension, cut on chunk edges where the step allows, so no
-  // chunk is decoded for two bands: `streams` of them about equal, or, with `band_bytes`, of
-  // about that size and at most `max_band_bytes` (none when one row is larger).
+  Status GetWithNode(const std::string& store, const std::string& path, const NodeInfo* node,
+                     const pb::Selection& selection, void* out, size_t size,
+                     pb::ArrayDescriptor* descriptor, pb::Prototype prototype);
+  // PlanBands of a basic selection over `node` (fetched when null); none when the selection is
+  // not basic or its result is not `size` bytes.
   Result<std::vector<Band>> Bands(const std::string& store, const std::string& path,
-                                  const pb::Selection& selection, size_t streams,
-                                  uint64_t band_bytes = 0, uint64_t max_band_bytes = 0);
+                                  const NodeInfo* node, const pb::Selection& selection,
+                                  const BandLimits& limits, uint64_t size);
   // Reads through a scratch region into `out`; false when the server cannot use this process's
   // shared memory now (the caller reads bytes instead).
   Result<bool> GetThroughScratch(const std::string& store, const std::string& path,

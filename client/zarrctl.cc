@@ -15,10 +15,12 @@
 #include "client/device_client.h"
 #endif
 #include "client/npy.h"
+#include "common/band_plan.h"
 #include "common/checked.h"
 #include "common/dtype.h"
 #include "common/selection.h"
 #include "common/version.h"
+#include "proto/selection_wire.h"
 
 namespace {
 
@@ -207,16 +209,10 @@ int Copy(zarrd::client::Client& c, const Options& o) {
   auto dst = c.CreateArray(dst_store, dst_path, src->metadata,
                            src->zarr_format == 2 ? src->attributes : json(nullptr), o.overwrite);
   if (!dst.ok()) return Fail(dst.status());
-  // Copy in bands of whole chunk rows along the first dimension.
+  // Copy in bands of about 64 MiB on chunk edges along the first dimension.
   const uint64_t total = src->num_bytes();
-  if (src->shape.empty() || total == 0) {
-    std::vector<uint8_t> buf(total);
-    pb::Selection all;
-    Status s = c.Get(src_store, src_path, all, buf.data(), buf.size());
-    if (s.ok()) s = c.Set(dst_store, dst_path, all, buf.data(), buf.size());
-    return s.ok() ? 0 : Fail(s);
-  }
-  const uint64_t row = total / src->shape[0];
+  auto all = zarrd::ResolveSelection({}, src->shape);
+  if (!all.ok()) return Fail(all.status());
   // Chunks of the grid: those of one chunk row along the first dimension, times the rows.
   uint64_t chunks_per_row = 1;
   for (size_t d = 1; d < src->shape.size(); ++d) {
@@ -225,23 +221,20 @@ int Copy(zarrd::client::Client& c, const Options& o) {
   const auto chunk_rows = [&](int64_t rows) {
     return static_cast<uint64_t>((rows + src->chunks[0] - 1) / src->chunks[0]);
   };
-  const uint64_t chunks_total = chunk_rows(src->shape[0]) * chunks_per_row;
-  int64_t band = src->chunks[0];
-  while (band * row < (64u << 20) && band < src->shape[0]) band += src->chunks[0];
   std::vector<uint8_t> buf;
   uint64_t done = 0;
-  for (int64_t start = 0; start < src->shape[0]; start += band) {
-    const int64_t stop = std::min(src->shape[0], start + band);
-    pb::Selection sel;
-    auto* s0 = sel.add_items()->mutable_slice();
-    s0->set_start(start);
-    s0->set_stop(stop);
-    buf.resize((stop - start) * row);
-    Status s = c.Get(src_store, src_path, sel, buf.data(), buf.size());
+  for (const zarrd::Band& band :
+       zarrd::PlanBands(*all, src->chunks, src->item_size(), {.target_bytes = 64u << 20})) {
+    const pb::Selection sel = zarrd::ToWire(band.selection);
+    buf.resize(band.nbytes);
+    Status s = c.Get(*src, sel, buf.data(), buf.size());
     if (s.ok()) s = c.Set(dst_store, dst_path, sel, buf.data(), buf.size());
     if (!s.ok()) return Fail(s);
     done += buf.size();
-    Progress(chunk_rows(stop) * chunks_per_row, chunks_total, done, total);
+    if (src->shape.empty() || total == 0) continue;  // one band, no progress to show
+    const zarrd::DimSelection& rows = band.selection.dims[0];
+    Progress(chunk_rows(rows.start + rows.count) * chunks_per_row,
+             chunk_rows(src->shape[0]) * chunks_per_row, done, total);
   }
   if (o.json)
     return PrintJson({{"source", o.node}, {"destination", o.destination}, {"nbytes", total}});
@@ -324,20 +317,19 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
   }
   std::vector<uint8_t> buf(nbytes);
   pb::ArrayDescriptor d;
-  Status s = c.Get(store, path, selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
+  Status s = c.Get(node, selection, buf.data(), buf.size(), &d, pb::PROTOTYPE_HOST);
   if (!s.ok()) return Fail(s);
   const std::string& out = o.output;
   if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-    s = zarrd::client::WriteNpy(out, Typestr(node), *result_shape, buf.data(),
-                                buf.size());
+    s = zarrd::client::WriteNpy(out, Typestr(node), *result_shape, buf.data(), buf.size());
   } else {
     std::ofstream f(out, std::ios::binary);
     f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
     if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
   }
   if (!s.ok()) return Fail(s);
-  std::cerr << "wrote " << buf.size() << " bytes, shape " << json(*result_shape).dump()
-            << ", to " << out << "\n";
+  std::cerr << "wrote " << buf.size() << " bytes, shape " << json(*result_shape).dump() << ", to "
+            << out << "\n";
   if (o.json) {
     return PrintJson({{"store", store},
                       {"path", path},
@@ -463,10 +455,10 @@ int Execute(const std::string& command, const Options& o) {
   }
   if (command == "copy") return Copy(c, o);
 
-  auto selection = zarrd::client::SelectionFromText(
-      o.selection, o.points   ? pb::SELECTION_MODE_VECTORIZED
-                   : o.blocks ? pb::SELECTION_MODE_BLOCK
-                              : pb::SELECTION_MODE_BASIC);
+  auto selection =
+      zarrd::client::SelectionFromText(o.selection, o.points   ? pb::SELECTION_MODE_VECTORIZED
+                                                    : o.blocks ? pb::SELECTION_MODE_BLOCK
+                                                               : pb::SELECTION_MODE_BASIC);
   if (!selection.ok()) return Fail(selection.status());
   auto node = c.GetNode(store, path);
   if (!node.ok()) return Fail(node.status());
@@ -528,7 +520,8 @@ int Run(int argc, char** argv) {
     auto* points = sub->add_flag("--points", o.points,
                                  "the selection is coordinate lists, one per dimension (numpy's "
                                  "points): \"[0,5,9], [3,3,1]\"");
-    sub->add_flag("--blocks", o.blocks, "the selection is chunk indices and slices of them: \"1, 0:2\"")
+    sub->add_flag("--blocks", o.blocks,
+                  "the selection is chunk indices and slices of them: \"1, 0:2\"")
         ->excludes(points);
   };
   auto format_opt = [&](CLI::App* sub) {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 
+#include "common/band_plan.h"
 #include "common/checked.h"
 #include "proto/piece_wire.h"
 #include "server/service.h"
@@ -20,38 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// Splits the selection along its first result dimension into bands that each lie in one row of
-// chunks (merged until a band holds at least `target` bytes), so no chunk is decoded twice.
-std::vector<ResolvedSelection> Bands(const ResolvedSelection& sel,
-                                     const std::vector<int64_t>& chunk_shape, size_t elem_size,
-                                     uint64_t target) {
-  size_t d0 = 0;
-  while (d0 < sel.dims.size() && sel.dims[d0].dropped) ++d0;
-  if (d0 == sel.dims.size() || sel.dims[d0].count == 0) return {sel};
-  const DimSelection dim = sel.dims[d0];
-  const uint64_t row_bytes = static_cast<uint64_t>(sel.num_elements() / dim.count) * elem_size;
-  std::vector<ResolvedSelection> bands;
-  int64_t k0 = 0;
-  while (k0 < dim.count) {
-    int64_t k1 = k0;
-    while (k1 < dim.count) {
-      // Extend to the end of the chunk row that position k1 falls in.
-      const int64_t chunk = (dim.start + k1 * dim.step) / chunk_shape[d0];
-      int64_t end = k1 + 1;
-      while (end < dim.count && (dim.start + end * dim.step) / chunk_shape[d0] == chunk) ++end;
-      k1 = end;
-      if (static_cast<uint64_t>(k1 - k0) * row_bytes >= target) break;
-    }
-    ResolvedSelection band = sel;
-    band.dims[d0].start = dim.start + k0 * dim.step;
-    band.dims[d0].count = k1 - k0;
-    band.result_shape[0] = k1 - k0;
-    bands.push_back(std::move(band));
-    k0 = k1;
-  }
-  return bands;
 }
 
 // A GetItemResponse{offset, data} on the wire: a small header slice, then a slice that points
@@ -187,14 +156,14 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return Internal("cannot serialize the stream's first message");
     }
     if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
-    // The engine reads from the chunk grid of the array, or of the inner chunks when sharded.
-    std::vector<int64_t> grid = m->chunk_shape;
-    const auto bands = advanced ? std::vector<ResolvedSelection>{}
-                                : Bands(sel, grid, ItemSize(m->dtype), 4 * piece);
+    // Bands of about four pieces, on edges of the chunk grid (of shards when sharded).
+    const auto bands =
+        advanced ? std::vector<Band>{}
+                 : PlanBands(sel, m->chunk_shape, ItemSize(m->dtype), {.target_bytes = 4 * piece});
     uint64_t offset = 0;
     IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
     for (size_t b = 0; b < (advanced ? 1 : bands.size()); ++b) {
-      const size_t band_bytes = advanced ? nbytes : bands[b].num_bytes(ItemSize(m->dtype));
+      const size_t band_bytes = advanced ? nbytes : bands[b].nbytes;
       // The band's bytes come out of the budget all streams share, and go back when its last
       // piece has been sent. Not zero-filled: the read writes every byte.
       ByteBudget& budget = service_->stream_budget();
@@ -210,8 +179,9 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
             --*held;
             budget.Release(band_bytes);
           });
-      ZARRD_RETURN_IF_ERROR(advanced ? array->ReadAdvanced(*advanced, buffer.get(), band_bytes, io)
-                                     : array->ReadResolved(bands[b], buffer.get(), band_bytes, io));
+      ZARRD_RETURN_IF_ERROR(
+          advanced ? array->ReadAdvanced(*advanced, buffer.get(), band_bytes, io)
+                   : array->ReadResolved(bands[b].selection, buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
         if (!Push(PieceMessage(buffer, at, n, offset + at), max_queued)) {
@@ -291,7 +261,8 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
         ZARRD_ASSIGN_OR_RETURN(selection_, service_->ResolveInput(*array_, path_, *basic));
         elements = selection_.num_elements();
       }
-      data_.resize(SaturatingMul(static_cast<uint64_t>(elements), ItemSize(array_->metadata()->dtype)));
+      data_.resize(
+          SaturatingMul(static_cast<uint64_t>(elements), ItemSize(array_->metadata()->dtype)));
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();

@@ -128,7 +128,7 @@ TEST_P(ClientE2E, UnaryStreamedAndSharedMemoryReadsAgree) {
 }
 
 // Client::Get of `text` from int32 array local:`path` against numpy's result of the values,
-// with the descriptor of the whole result.
+// with the descriptor of the whole result; by store and path, and with the node GetNode gave.
 void ExpectGetMatchesTheReference(Client& client, const std::string& path,
                                   const std::vector<int64_t>& shape,
                                   const std::vector<int32_t>& values, const char* text) {
@@ -136,13 +136,19 @@ void ExpectGetMatchesTheReference(Client& client, const std::string& path,
   const auto sel = ResolveSelection(*ParseSelection(text), shape);
   ASSERT_TRUE(sel.ok());
   const auto expected = zarrd::testing::Reference(values, shape, *sel);
-  std::vector<int32_t> got(expected.size());
-  pb::ArrayDescriptor d;
-  auto s = client.Get("local", path, *SelectionFromText(text), got.data(), got.size() * 4, &d);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(got, expected);
-  EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
-  EXPECT_EQ(d.nbytes(), got.size() * 4);
+  const auto node = client.GetNode("local", path);
+  ASSERT_TRUE(node.ok());
+  for (bool with_node : {false, true}) {
+    std::vector<int32_t> got(expected.size());
+    pb::ArrayDescriptor d;
+    const auto wire = *SelectionFromText(text);
+    auto s = with_node ? client.Get(*node, wire, got.data(), got.size() * 4, &d)
+                       : client.Get("local", path, wire, got.data(), got.size() * 4, &d);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(std::vector<int64_t>(d.shape().begin(), d.shape().end()), sel->result_shape);
+    EXPECT_EQ(d.nbytes(), got.size() * 4);
+  }
 }
 
 // The C++ client's scratch shared-memory regions: zarrd's objects mapped here (their names are
@@ -176,7 +182,7 @@ TEST_P(ClientE2E, BandedStreamedReadsMatchTheReference) {
   client_->set_read_streams(4, 16 << 10);
   client_->set_use_shared_memory(false);  // the bytes transport, banded
   for (const char* text : {"", "::-1", "290:3:-1, ::2", "..., 3:97", "5:, ::-1",
-                           "-1:-301:-1, 99:0:-1", "::2, 1:100", "1:300:3"}) {
+                           "-1:-301:-1, 99:0:-1", "::2, 1:100", "1:300:3", "::-7", "299:0:-65"}) {
     ExpectGetMatchesTheReference(*client_, "banded", shape, values, text);
   }
   EXPECT_GE(sockets() - sockets_before, 3);
@@ -217,8 +223,8 @@ TEST_P(ClientE2E, LargeReadsOverTheSocketGoThroughScratchBands) {
       client_->Set("local", "scratch_bands", pb::Selection(), values.data(), values.size() * 4)
           .ok());
   client_->set_scratch_sizes(256 << 10, 96 << 10);
-  for (const char* text :
-       {"", "::-1", "650:2:-3", "..., 500:", "5:, ::-1", "17:600, 3", "1:700:3", "::7, ::-2"}) {
+  for (const char* text : {"", "::-1", "650:2:-3", "..., 500:", "5:, ::-1", "17:600, 3", "1:700:3",
+                           "::7, ::-2", "::-5, 1:", "699:0:-17"}) {
     ExpectGetMatchesTheReference(*client_, "scratch_bands", shape, values, text);
   }
   client_->set_scratch_sizes(64 << 20, 32 << 20);

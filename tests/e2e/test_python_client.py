@@ -383,19 +383,6 @@ def test_xarray_data_on_the_gpu_coordinates_on_the_host(server):
         np.testing.assert_array_equal(got["time"].values, ds["time"].values)
 
 
-def test_bands_are_at_least_16_mib_of_the_result():
-    from zarrd.stream import _bands
-    key = (slice(None), slice(None))
-    # Rows of 8192 items: 8192 rows of float32 are 256 MiB, 1024 rows 32 MiB, 8192 of uint8 64 MiB;
-    # bands of 16 MiB at least, up to max_streams.
-    for rows, itemsize, streams, want in [(8192, 4, 8, 8), (8192, 8, 4, 4), (8192, 4, 1, 1),
-                                          (8192, 1, 8, 4), (1024, 4, 8, 2), (512, 4, 8, 1)]:
-        bands = _bands(key, (rows, 8192), (rows, 8192), itemsize, streams)
-        assert len(bands) == want, (rows, itemsize, streams)
-        assert [b[1] for b in bands] == [rows * i // want for i in range(want)]
-        assert sum(b[2] for b in bands) == rows
-
-
 def _sockets():
     """Sockets this process holds open."""
     count = 0
@@ -405,34 +392,6 @@ def _sockets():
         except OSError:  # closed since the listing
             pass
     return count
-
-
-def test_chunk_aligned_bands_partition_the_result_on_chunk_edges():
-    from zarrd.selection import full_key
-    from zarrd.stream import chunk_aligned_bands
-    shape, chunk = (1000, 7), 64
-    for sel in [(), (slice(10, 990),), (slice(3, None, 5),), (slice(None, None, 64),),
-                (slice(None, None, -1),), (slice(900, 2, -7), 3), (5, slice(None))]:
-        key = full_key(sel, 2)
-        out_shape = np.empty(shape)[sel].shape
-        row_bytes = int(np.prod(out_shape[1:])) * 4
-        for target, most in [(100 * row_bytes, 200 * row_bytes), (10 * row_bytes, 40 * row_bytes)]:
-            bands = chunk_aligned_bands(key, shape, out_shape, 4, (chunk, 7), target, most)
-            assert bands is not None
-            rows = np.arange(1000)[key[0]] if isinstance(key[0], slice) else None
-            first = 0
-            for band_key, lo, n in bands:
-                assert lo == first and n >= 1 and n * row_bytes <= most, (sel, bands)
-                first += n
-                if rows is not None:
-                    np.testing.assert_array_equal(np.arange(1000)[band_key[0]], rows[lo:lo + n])
-            assert first == (out_shape[0] if out_shape else 1)
-            if rows is not None and key[0].indices(1000)[2] > 0:
-                # Forward steps: no chunk in two parts unless a chunk's rows exceed `most`.
-                chunks = [set(np.arange(1000)[b[0][0]] // chunk) for b in bands]
-                if chunk // key[0].indices(1000)[2] * row_bytes <= most:
-                    assert all(not (x & y) for i, x in enumerate(chunks) for y in chunks[i + 1:])
-    assert chunk_aligned_bands(full_key((), 2), shape, shape, 4, (chunk, 7), 8, 16) is None  # a row > 16 B
 
 
 def test_large_reads_through_shared_memory_bands_decode_each_chunk_once(tmp_path, monkeypatch):
@@ -480,5 +439,33 @@ def test_large_reads_split_into_parallel_bands_like_numpy(tmp_path, monkeypatch)
             np.testing.assert_array_equal(a.get(s), values[s], err_msg=f"{streams} streams, {s}")
     # Each band past the first streamed on a connection of its own: 3 more sockets here.
     assert _sockets() - sockets_before >= 3
+    client.close()
+    assert server.stop() == 0
+
+
+def test_streamed_reads_with_a_negative_step_match_numpy_and_decode_each_chunk_once(
+        tmp_path, monkeypatch):
+    from conftest import Server
+    from test_metrics import get, scrape
+    monkeypatch.setattr("zarrd.stream.MIN_BAND_BYTES", 1 << 16)
+    server = Server(tmp_path, {"max_unary_result_bytes": 4096})  # every read below streams
+    url = re.search(r"metrics on (http://\S+)", server.log_text()).group(1)
+    client = zarrd.connect(server.unix)
+    client.host_regions.enabled = False
+    a = client.create_array("local", "backwards", shape=(700, 3, 1000), dtype="float32",
+                            chunks=(64, 3, 250))
+    values = np.random.default_rng(7).standard_normal((700, 3, 1000)).astype("float32")
+    a[:] = values
+    for streams in (4, 3):
+        client.read_streams = streams
+        for s in [(slice(None, None, -1),), (slice(650, 2, -3), Ellipsis),
+                  (slice(699, 100, -64), 1), (slice(-1, 5, -7), slice(None), slice(900, 10, -2))]:
+            before = scrape(url)
+            np.testing.assert_array_equal(a.get(s), values[s], err_msg=f"{streams} streams, {s}")
+            chunk_rows = len(set((np.arange(700)[s[0]] // 64).tolist()))
+            chunk_cols = len(set((np.arange(1000)[s[2]] // 250).tolist())) if len(s) > 2 else 4
+            # Client bands and the server's bands in each meet on chunk edges: no chunk twice.
+            assert get(scrape(url), "zarrd_chunks_total", op="decoded") - \
+                get(before, "zarrd_chunks_total", op="decoded") == chunk_rows * chunk_cols, s
     client.close()
     assert server.stop() == 0

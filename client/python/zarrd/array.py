@@ -9,7 +9,7 @@ from zarrd import config, device, errors, host_region
 from zarrd.node import Node
 from zarrd.selection import (any_to_proto, block_to_proto, full_key, is_basic, mask_to_proto,
                              orthogonal_to_proto, to_proto, vectorized_to_proto)
-from zarrd.stream import chunk_aligned_bands, read_one_stream, read_streamed
+from zarrd.stream import key_bands, read_one_stream, read_streamed
 from zarrd.v1 import zarrd_pb2 as pb
 
 _PIECE = 4 << 20  # when the server names no stream_piece_bytes
@@ -332,10 +332,9 @@ class Array(Node):
                                      selection=to_proto(key, self.shape)[0])
         regions = self._client.host_regions
         if regions.enabled and nbytes > host_region.MAX_BYTES and is_basic(sel):
-            bands = chunk_aligned_bands(full_key(selection, self.ndim), self.shape, shape,
-                                        self.dtype.itemsize, self._grid_chunks, host_region.BAND_BYTES,
-                                        host_region.MAX_BYTES)
-            if bands is not None:
+            bands = key_bands(full_key(selection, self.ndim), self.shape, self._grid_chunks,
+                              self.dtype.itemsize, host_region.BAND_BYTES, host_region.MAX_BYTES)
+            if bands:
                 out = regions.read_bands(bands, shape, self.dtype.newbyteorder("<"), request_for)
                 if out is not None:
                     return out
@@ -345,8 +344,8 @@ class Array(Node):
                 if response.data else np.empty(shape, self.dtype)
         if not is_basic(sel):
             return read_one_stream(self._client, request, shape, self.dtype.newbyteorder("<"))
-        return read_streamed(self._client, self.store, self.path, full_key(selection, self.ndim),
-                             self.shape, shape, self.dtype.newbyteorder("<"), request_for)
+        return read_streamed(self._client, full_key(selection, self.ndim), self.shape,
+                             self._grid_chunks, shape, self.dtype.newbyteorder("<"), request_for)
 
     def get_orthogonal_selection(self, selection, prototype=None, out=None):
         """zarr's outer selection: per dimension an integer, a slice or a 1-d array of integers

@@ -43,17 +43,17 @@ class HostRegions:
         return self.enabled and MIN_BYTES <= nbytes <= MAX_BYTES
 
     def read_bands(self, bands, out_shape, dtype, request_for):
-        """A result larger than MAX_BYTES, as a new array: each of `bands` (key, first row, rows)
-        decoded by the server into a region of its own, BANDS_IN_FLIGHT at a time, and copied
-        into its rows. None when the server cannot use this process's shared memory."""
+        """A result larger than MAX_BYTES, as a new array: each of `bands` (key, offset, nbytes,
+        shape; stream.key_bands) decoded by the server into a region of its own,
+        BANDS_IN_FLIGHT at a time, and copied into its bytes. None when the server cannot use
+        this process's shared memory."""
         out = np.empty(out_shape, dtype)
         flat = out.reshape(-1).view(np.uint8)
-        row_bytes = int(np.prod(out_shape[1:], dtype=np.int64)) * dtype.itemsize
 
         def read(band):
-            band_key, first, rows = band
-            into = flat[first * row_bytes:(first + rows) * row_bytes]
-            return self.read(request_for(band_key), (rows,) + tuple(out_shape[1:]), dtype, into)
+            band_key, offset, nbytes, band_shape = band
+            return self.read(request_for(band_key), band_shape, dtype,
+                             flat[offset:offset + nbytes])
 
         with ThreadPoolExecutor(max(1, min(BANDS_IN_FLIGHT, len(bands)))) as pool:
             done = list(pool.map(read, bands))
