@@ -48,7 +48,7 @@ class ChunkSink {
   // Sinks that decode on the GPU take chunks still encoded, for arrays whose chain PlanGpuChain
   // accepts. Asked once per read, after Start: whether this read (whose chain's compressor is
   // `kind`) hands them over.
-  virtual bool accepts_encoded(CodecKind kind) const { return false; }
+  virtual bool accepts_encoded(CompressorFamily kind) const { return false; }
   struct EncodedChunk {
     GpuCodec codec = GpuCodec::kZstd;
     uint32_t swap_unit = 1;  // > 1: big-endian elements of this many bytes

@@ -59,7 +59,7 @@ class ArrayToBytesCodec {
 
 // Bytes->bytes codecs that the GPU decoders (common/decode, common/cuda) also decode. kDeflate
 // is gzip and zlib, which decode either wrapper.
-enum class CodecKind : uint8_t { kOther, kZstd, kBlosc, kDeflate };
+enum class CompressorFamily : uint8_t { kOther, kZstd, kBlosc, kDeflate };
 
 class BytesToBytesCodec {
  public:
@@ -72,7 +72,7 @@ class BytesToBytesCodec {
   // The encoded size for a decoded size, for codecs that know it (checksums).
   virtual std::optional<size_t> EncodedSize(size_t decoded_size) const { return std::nullopt; }
   virtual nlohmann::json ToJson() const = 0;
-  virtual CodecKind kind() const { return CodecKind::kOther; }
+  virtual CompressorFamily family() const { return CompressorFamily::kOther; }
 };
 
 // A whole pipeline, built from v3 `codecs` JSON or from v2 metadata.

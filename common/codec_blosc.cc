@@ -49,7 +49,7 @@ class BloscCodec : public BytesToBytesCodec {
     return Decompress(in, out);
   }
 
-  CodecKind kind() const override { return CodecKind::kBlosc; }
+  CompressorFamily family() const override { return CompressorFamily::kBlosc; }
 
   json ToJson() const override {
     return {{"name", "blosc"},

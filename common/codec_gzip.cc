@@ -69,7 +69,7 @@ class DeflateCodec : public BytesToBytesCodec {
     return OkStatus();
   }
 
-  CodecKind kind() const override { return CodecKind::kDeflate; }
+  CompressorFamily family() const override { return CompressorFamily::kDeflate; }
 
   json ToJson() const override {
     return {{"name", wrapper_ == Wrapper::kGzip ? "gzip" : "numcodecs.zlib"},

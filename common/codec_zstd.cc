@@ -96,7 +96,7 @@ class ZstdCodec : public BytesToBytesCodec {
     return OkStatus();
   }
 
-  CodecKind kind() const override { return CodecKind::kZstd; }
+  CompressorFamily family() const override { return CompressorFamily::kZstd; }
 
   json ToJson() const override {
     return {{"name", "zstd"}, {"configuration", {{"level", level_}, {"checksum", checksum_}}}};

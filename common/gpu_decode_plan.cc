@@ -1,5 +1,7 @@
 #include "common/gpu_decode_plan.h"
 
+#include <algorithm>
+
 #include <string>
 
 namespace zarrd {
@@ -24,14 +26,15 @@ const char* GpuDecodeModeName(GpuDecodeMode mode) {
   return "?";
 }
 
-bool GpuDecodePolicy::Use(size_t num_chunks, CodecKind kind) const {
+bool GpuDecodePolicy::Use(size_t num_chunks, CompressorFamily kind) const {
   switch (mode) {
     case GpuDecodeMode::kAlways:
       return true;
     case GpuDecodeMode::kNever:
       return false;
     case GpuDecodeMode::kAuto:
-      return num_chunks >= min_chunks && kind != CodecKind::kDeflate;
+      return num_chunks >= min_chunks &&
+             std::find(auto_families.begin(), auto_families.end(), kind) != auto_families.end();
   }
   return false;
 }
@@ -53,8 +56,8 @@ const char* GpuCodecName(GpuCodec codec) {
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype) {
   const std::optional<Endian> order = chain.array_to_bytes().byte_order();
   if (chain.has_array_codecs() || !order || chain.bytes_codecs().size() != 1) return std::nullopt;
-  const CodecKind kind = chain.bytes_codecs()[0]->kind();
-  if (kind == CodecKind::kOther) return std::nullopt;
+  const CompressorFamily kind = chain.bytes_codecs()[0]->family();
+  if (kind == CompressorFamily::kOther) return std::nullopt;
   GpuChain plan{.kind = kind};
   if (*order == Endian::kBig) plan.swap_unit = static_cast<uint32_t>(SwapUnit(dtype));
   return plan;
@@ -64,7 +67,7 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
   const uint8_t* p = encoded.data();
   const size_t n = encoded.size();
   switch (chain.kind) {
-    case CodecKind::kZstd: {
+    case CompressorFamily::kZstd: {
       // Frame header: magic (4), descriptor, [window], [dictionary id of 0-4 bytes].
       const bool zstd_frame =
           n >= 5 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD;
@@ -77,17 +80,17 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
       if (id != 0) return std::nullopt;
       return GpuCodec::kZstd;
     }
-    case CodecKind::kBlosc: {
+    case CompressorFamily::kBlosc: {
       constexpr uint8_t kMemcpyed = 0x2;
       constexpr uint8_t kZstdCodec = 4;
       if (n >= 16 && !(p[2] & kMemcpyed) && (p[2] >> 5) == kZstdCodec) return std::nullopt;
       return GpuCodec::kBlosc;
     }
-    case CodecKind::kDeflate:
+    case CompressorFamily::kDeflate:
       if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return GpuCodec::kGzip;
       if (n >= 2 && (p[1] & 0x20)) return std::nullopt;  // FDICT
       return GpuCodec::kZlib;
-    case CodecKind::kOther:
+    case CompressorFamily::kOther:
       break;
   }
   return std::nullopt;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "common/codec.h"
 
@@ -23,10 +24,14 @@ constexpr size_t kGpuDecodeMinChunks = 16;
 struct GpuDecodePolicy {
   GpuDecodeMode mode = GpuDecodeMode::kAuto;
   size_t min_chunks = kGpuDecodeMinChunks;
-  // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU. auto
-  // leaves deflate (gzip, zlib) on the CPUs: its kernel, a thread per stream, decoded 0.3 GB/s on
-  // the H200 where 16 cores decode 2.0 (bench/decode_kernels).
-  bool Use(size_t num_chunks, CodecKind kind) const;
+  // What auto decodes on the GPU: the compressors measured faster there end to end. None yet. R1
+  // (zstd 3, 1 MiB chunks) read to DEVICE at 0.33 GB/s decoding on the GPU against 4.11 on the 16
+  // CPUs (bench/device_read, H200): a launch holds at most 24 such chunks, a warp each, which
+  // leaves the GPU nearly idle. blosc is unmeasured end to end; deflate's kernel alone decoded
+  // 0.3 GB/s where the CPUs decode 2.0 (bench/decode_kernels).
+  std::vector<CompressorFamily> auto_families;
+  // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.
+  bool Use(size_t num_chunks, CompressorFamily kind) const;
 };
 
 // An encoded chunk as the GPU kernels take it.
@@ -37,7 +42,7 @@ const char* GpuCodecName(GpuCodec codec);
 // swapped after decoding) and exactly one of zstd, blosc, gzip, zlib. Transpose, sharding,
 // checksums and other codecs stay on the CPU.
 struct GpuChain {
-  CodecKind kind = CodecKind::kOther;
+  CompressorFamily kind = CompressorFamily::kOther;
   uint32_t swap_unit = 1;
 };
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype);

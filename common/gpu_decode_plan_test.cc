@@ -35,18 +35,18 @@ const char* kBloscZstd =
 TEST(GpuDecodePlan, ChainsOfBytesAndOneCompressor) {
   auto zstd = Plan(Codecs("little", kZstd));
   ASSERT_TRUE(zstd);
-  EXPECT_EQ(zstd->kind, CodecKind::kZstd);
+  EXPECT_EQ(zstd->kind, CompressorFamily::kZstd);
   EXPECT_EQ(zstd->swap_unit, 1u);
   auto big = Plan(Codecs("big", kGzip));
   ASSERT_TRUE(big);
-  EXPECT_EQ(big->kind, CodecKind::kDeflate);
+  EXPECT_EQ(big->kind, CompressorFamily::kDeflate);
   EXPECT_EQ(big->swap_unit, 4u);
   EXPECT_EQ(Plan(Codecs("big", kZstd), DataType::kComplex128)->swap_unit, 8u);
   EXPECT_EQ(Plan(Codecs("big", kZstd), DataType::kUint8)->swap_unit, 1u);
-  EXPECT_EQ(Plan(Codecs("little", kBloscLz4))->kind, CodecKind::kBlosc);
+  EXPECT_EQ(Plan(Codecs("little", kBloscLz4))->kind, CompressorFamily::kBlosc);
   EXPECT_EQ(
       Plan(Codecs("little", R"({"name":"numcodecs.zlib","configuration":{"level":1}})"))->kind,
-      CodecKind::kDeflate);
+      CompressorFamily::kDeflate);
 }
 
 TEST(GpuDecodePlan, OtherChainsStayOnTheCpu) {
@@ -106,7 +106,7 @@ constexpr int kCpu = -1;
 constexpr int Gpu(GpuCodec c) { return static_cast<int>(c); }
 
 TEST(GpuDecodePlan, EachChunkByItsHeader) {
-  const GpuChain zstd{CodecKind::kZstd}, blosc{CodecKind::kBlosc}, deflate{CodecKind::kDeflate};
+  const GpuChain zstd{CompressorFamily::kZstd}, blosc{CompressorFamily::kBlosc}, deflate{CompressorFamily::kDeflate};
   EXPECT_EQ(For(zstd, Encode(kZstd)), Gpu(GpuCodec::kZstd));
   // A frame that names a dictionary: magic, descriptor (dictionary id of 1 byte, single
   // segment), the id, a content size byte.
@@ -136,15 +136,20 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
   for (auto mode : {GpuDecodeMode::kAuto, GpuDecodeMode::kAlways, GpuDecodeMode::kNever}) {
     EXPECT_EQ(*ParseGpuDecodeMode(GpuDecodeModeName(mode)), mode);
   }
-  const auto zstd = CodecKind::kZstd, blosc = CodecKind::kBlosc, deflate = CodecKind::kDeflate;
-  EXPECT_FALSE(GpuDecodePolicy{}.Use(kGpuDecodeMinChunks - 1, zstd));
-  EXPECT_TRUE(GpuDecodePolicy{}.Use(kGpuDecodeMinChunks, zstd));
-  EXPECT_TRUE(GpuDecodePolicy{}.Use(kGpuDecodeMinChunks, blosc));
-  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, deflate));  // slower on the GPU than on the CPUs
+  const auto zstd = CompressorFamily::kZstd, blosc = CompressorFamily::kBlosc, deflate = CompressorFamily::kDeflate;
+  // auto: none measured faster on the GPU end to end yet.
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, zstd));
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, blosc));
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, deflate));
+  const GpuDecodePolicy zstd_auto{.auto_families = {zstd}};
+  EXPECT_FALSE(zstd_auto.Use(kGpuDecodeMinChunks - 1, zstd));
+  EXPECT_TRUE(zstd_auto.Use(kGpuDecodeMinChunks, zstd));
+  EXPECT_FALSE(zstd_auto.Use(kGpuDecodeMinChunks, blosc));
   EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, zstd));
   EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, deflate));
   EXPECT_FALSE(GpuDecodePolicy{.mode = GpuDecodeMode::kNever}.Use(1 << 20, blosc));
-  EXPECT_TRUE((GpuDecodePolicy{.mode = GpuDecodeMode::kAuto, .min_chunks = 2}.Use(2, zstd)));
+  EXPECT_TRUE((GpuDecodePolicy{.mode = GpuDecodeMode::kAuto, .min_chunks = 2, .auto_families = {zstd}}
+                   .Use(2, zstd)));
 }
 
 // Records what the engine hands over: encoded chunks, decoded ones and fills.
@@ -167,7 +172,7 @@ class RecordingSink : public ChunkSink {
     ++filled;
     return OkStatus();
   }
-  bool accepts_encoded(CodecKind) const override { return accepts_; }
+  bool accepts_encoded(CompressorFamily) const override { return accepts_; }
   Status CommitEncoded(const Placement&, ByteView encoded, EncodedChunk chunk) override {
     std::lock_guard lock(mutex_);
     EXPECT_FALSE(encoded.empty());

@@ -322,12 +322,10 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
     return MakeNoDeviceBackend(visible.status().message());
   }
   auto backend = std::make_unique<CudaDeviceBackend>(config, epoch);
-  spdlog::info("gpu_decode {}: DEVICE reads of {} decode on the GPU",
-               GpuDecodeModeName(config.gpu_decode),
-               config.gpu_decode == GpuDecodeMode::kAuto
-                   ? "at least " + std::to_string(config.gpu_decode_min_chunks) + " chunks"
-               : config.gpu_decode == GpuDecodeMode::kAlways ? std::string("any size")
-                                                             : std::string("no size"));
+  spdlog::info("gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
+               config.gpu_decode == GpuDecodeMode::kAlways
+                   ? "on the GPU where its kernels can"
+                   : "on the CPUs (auto: no compressor is measured faster on the GPU yet)");
   if (config.devices) {
     for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
   } else {

@@ -173,14 +173,6 @@ class Array(Node):
         return int(np.prod([-(-s // c) for s, c in zip(self.shape, self.chunks)], dtype=np.int64))
 
     @property
-    def name(self):
-        return "/" + self.path
-
-    @property
-    def basename(self):
-        return self.path.rsplit("/", 1)[-1]
-
-    @property
     def order(self):
         """The memory order of a chunk: a v2 array's "order"; for v3, "F" when the chunks are
         transposed to reversed axes, else "C"."""

@@ -53,14 +53,6 @@ class Group(Node):
         _check_writable(self)
         self._client.delete(self.store, _join(self.path, name))
 
-    @property
-    def name(self):
-        return "/" + self.path
-
-    @property
-    def basename(self):
-        return self.path.rsplit("/", 1)[-1]
-
     def arrays(self):
         return [(e.name, self[e.name]) for e in self._entries() if e.kind == pb.NODE_KIND_ARRAY]
 

@@ -28,6 +28,15 @@ class Node:
             conn = self._conn = shared_client(*self._spec)
         return conn
 
+    @property
+    def name(self):
+        """The node's path from the store root, with a leading "/", as zarr-python's `name`."""
+        return "/" + self.path
+
+    @property
+    def basename(self):
+        return self.path.rsplit("/", 1)[-1]
+
     def __reduce__(self):
         return _restore, (type(self), self._spec, self._info.SerializeToString(), self._pickled_state())
 
