@@ -95,7 +95,8 @@ int Main(int argc, char** argv) {
     const double t6 = NowSeconds();
     // The server has been idle for the two in-process reads, as it was before Client::Get.
     grpc::ClientContext idle_ctx;
-    Must(wire::FromGrpcStatus(c.stub().ServerInfo(&idle_ctx, pb::ServerInfoRequest(), &info)), "empty");
+    Must(wire::FromGrpcStatus(c.stub().ServerInfo(&idle_ctx, pb::ServerInfoRequest(), &info)),
+         "empty");
     const double t7 = NowSeconds();
     if (std::memcmp(out.data(), engine.data(), nbytes) != 0 ||
         std::memcmp(decoded.data(), engine.data(), nbytes) != 0) {

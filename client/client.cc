@@ -186,7 +186,8 @@ Result<std::unique_ptr<Client>> Client::Connect(
 Result<pb::ServerInfoResponse> Client::RefreshServerInfo() {
   grpc::ClientContext ctx;
   pb::ServerInfoResponse resp;
-  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(stub_->ServerInfo(&ctx, pb::ServerInfoRequest(), &resp)));
+  ZARRD_RETURN_IF_ERROR(
+      wire::FromGrpcStatus(stub_->ServerInfo(&ctx, pb::ServerInfoRequest(), &resp)));
   info_ = resp;
   return resp;
 }

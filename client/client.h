@@ -193,7 +193,6 @@ class Client {
   std::vector<std::unique_ptr<HostRegion>> scratch_;  // destroyed before stub_ (declared after)
 };
 
-
 // Asks the gRPC health service of the zarrd at `address` (grpc.health.v1.Health/Check, the
 // whole server): true when it answers SERVING, false when it answers otherwise (e.g. while
 // draining); UNAVAILABLE when nothing answers within `timeout_s`.

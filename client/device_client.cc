@@ -165,7 +165,8 @@ Result<std::unique_ptr<DeviceRegion>> DeviceClient::RegisterRegion(void* data, u
   req.set_client_pid(::getpid());
   grpc::ClientContext ctx;
   pb::RegisterDeviceRegionResponse resp;
-  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(client_.stub().RegisterDeviceRegion(&ctx, req, &resp)));
+  ZARRD_RETURN_IF_ERROR(
+      wire::FromGrpcStatus(client_.stub().RegisterDeviceRegion(&ctx, req, &resp)));
   std::unique_ptr<DeviceRegion> region(new DeviceRegion());
   region->stub_ = &client_.stub();
   region->id_ = resp.region_id();

@@ -92,7 +92,8 @@ Status CheckPlanBounds(const Plan& plan, size_t es, size_t out_size, size_t chun
     result_end += result_max;
     chunk_end += chunk_max;
   }
-  if (result_end > static_cast<int64_t>(out_size) || chunk_end > static_cast<int64_t>(chunk_bytes)) {
+  if (result_end > static_cast<int64_t>(out_size) ||
+      chunk_end > static_cast<int64_t>(chunk_bytes)) {
     return Internal("advanced selection plan reaches byte " + std::to_string(result_end) +
                     " of a " + std::to_string(out_size) + "-byte result or " +
                     std::to_string(chunk_end) + " of a " + std::to_string(chunk_bytes) +

@@ -19,6 +19,17 @@ std::string Where(const std::string& path) { return "group '" + (path.empty() ? 
 
 std::string PrefixOf(const std::string& path) { return path.empty() ? "" : path + "/"; }
 
+// "", "a", "a/b" for "a/b": the root, every ancestor, and the path itself.
+std::vector<std::string> RootToPath(const std::string& path) {
+  std::vector<std::string> out{""};
+  for (size_t slash = path.find('/'); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    out.push_back(path.substr(0, slash));
+  }
+  if (!path.empty()) out.push_back(path);
+  return out;
+}
+
 // The node (relative to the listed group, "" for the group itself) whose document `doc` the key
 // remainder `rest` is: "a/b/zarr.json" -> "a/b"; nullopt for any other key.
 std::optional<std::string> NodeOfDocument(std::string_view rest, std::string_view doc) {
@@ -165,12 +176,7 @@ Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(
     Store& store, const std::string& path) {
   using Out = std::optional<std::vector<NodeEntry>>;
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
-  std::vector<std::string> groups{""};
-  for (size_t slash = path.find('/'); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    groups.push_back(path.substr(0, slash));
-  }
-  if (!path.empty()) groups.push_back(path);
+  const std::vector<std::string> groups = RootToPath(path);
   for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
     // `path` relative to the group, and the prefix its children's entries start with.
     const std::string below =
@@ -218,12 +224,7 @@ Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(
 
 Status RefreshConsolidatedMetadata(Store& store, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
-  std::vector<std::string> groups{""};
-  for (size_t slash = path.find('/'); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    groups.push_back(path.substr(0, slash));
-  }
-  if (!path.empty()) groups.push_back(path);
+  const std::vector<std::string> groups = RootToPath(path);
   for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
     auto result = Consolidate(store, *it, /*only_existing=*/true);
     if (!result.ok()) {

@@ -1,7 +1,6 @@
 #include "common/gpu_decode_plan.h"
 
 #include <algorithm>
-
 #include <string>
 
 namespace zarrd {

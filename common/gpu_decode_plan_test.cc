@@ -106,7 +106,8 @@ constexpr int kCpu = -1;
 constexpr int Gpu(GpuCodec c) { return static_cast<int>(c); }
 
 TEST(GpuDecodePlan, EachChunkByItsHeader) {
-  const GpuChain zstd{CompressorFamily::kZstd}, blosc{CompressorFamily::kBlosc}, deflate{CompressorFamily::kDeflate};
+  const GpuChain zstd{CompressorFamily::kZstd}, blosc{CompressorFamily::kBlosc},
+      deflate{CompressorFamily::kDeflate};
   EXPECT_EQ(For(zstd, Encode(kZstd)), Gpu(GpuCodec::kZstd));
   // A frame that names a dictionary: magic, descriptor (dictionary id of 1 byte, single
   // segment), the id, a content size byte.
@@ -136,7 +137,8 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
   for (auto mode : {GpuDecodeMode::kAuto, GpuDecodeMode::kAlways, GpuDecodeMode::kNever}) {
     EXPECT_EQ(*ParseGpuDecodeMode(GpuDecodeModeName(mode)), mode);
   }
-  const auto zstd = CompressorFamily::kZstd, blosc = CompressorFamily::kBlosc, deflate = CompressorFamily::kDeflate;
+  const auto zstd = CompressorFamily::kZstd, blosc = CompressorFamily::kBlosc,
+             deflate = CompressorFamily::kDeflate;
   // auto: none measured faster on the GPU end to end yet.
   EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, zstd));
   EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, blosc));
@@ -148,8 +150,9 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
   EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, zstd));
   EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, deflate));
   EXPECT_FALSE(GpuDecodePolicy{.mode = GpuDecodeMode::kNever}.Use(1 << 20, blosc));
-  EXPECT_TRUE((GpuDecodePolicy{.mode = GpuDecodeMode::kAuto, .min_chunks = 2, .auto_families = {zstd}}
-                   .Use(2, zstd)));
+  EXPECT_TRUE(
+      (GpuDecodePolicy{.mode = GpuDecodeMode::kAuto, .min_chunks = 2, .auto_families = {zstd}}.Use(
+          2, zstd)));
 }
 
 // Records what the engine hands over: encoded chunks, decoded ones and fills.

@@ -14,8 +14,8 @@ std::string Field(int number, const std::string& bytes) {
 }
 
 TEST(ErrorDetail, AReasonTravelsAsGoogleRpcStatusWithAnErrorInfo) {
-  const Status s = NotFound("host region \"h\" is not registered")
-                       .WithReason(reason::kHostRegionNotRegistered);
+  const Status s =
+      NotFound("host region \"h\" is not registered").WithReason(reason::kHostRegionNotRegistered);
   const grpc::Status g = ToGrpcStatus(s);
   EXPECT_EQ(g.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(g.error_message(), s.message());

@@ -220,7 +220,8 @@ class CudaDeviceBackend final : public DeviceBackend {
     {
       std::lock_guard lock(regions_mutex_);
       auto it = regions_.find(id);
-      if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered")
+      if (it == regions_.end())
+        return NotFound("device region \"" + id + "\" is not registered")
             .WithReason(reason::kDeviceRegionNotRegistered);
       gone = it->second;
       regions_.erase(it);
@@ -285,8 +286,9 @@ class CudaDeviceBackend final : public DeviceBackend {
   Result<std::shared_ptr<DeviceRegion>> FindRegion(const std::string& id) {
     std::lock_guard lock(regions_mutex_);
     auto it = regions_.find(id);
-    if (it == regions_.end()) return NotFound("device region \"" + id + "\" is not registered")
-            .WithReason(reason::kDeviceRegionNotRegistered);
+    if (it == regions_.end())
+      return NotFound("device region \"" + id + "\" is not registered")
+          .WithReason(reason::kDeviceRegionNotRegistered);
     return it->second;
   }
 

@@ -127,7 +127,8 @@ Status HostRegionRegistry::Unregister(const std::string& id) {
   std::shared_ptr<HostRegion> region;  // destroyed (its name checked) outside the lock
   std::lock_guard lock(mutex_);
   auto it = regions_.find(id);
-  if (it == regions_.end()) return NotFound("host region \"" + id + "\" is not registered")
+  if (it == regions_.end())
+    return NotFound("host region \"" + id + "\" is not registered")
         .WithReason(reason::kHostRegionNotRegistered);
   region = std::move(it->second);
   regions_.erase(it);
@@ -138,7 +139,8 @@ Status HostRegionRegistry::Unregister(const std::string& id) {
 Result<std::shared_ptr<HostRegion>> HostRegionRegistry::Find(const std::string& id) const {
   std::lock_guard lock(mutex_);
   auto it = regions_.find(id);
-  if (it == regions_.end()) return NotFound("host region \"" + id + "\" is not registered")
+  if (it == regions_.end())
+    return NotFound("host region \"" + id + "\" is not registered")
         .WithReason(reason::kHostRegionNotRegistered);
   return it->second;
 }

@@ -11,10 +11,10 @@
 #include <string>
 #include <thread>
 
-#include "proto/error_detail.h"
 #include "common/array.h"
 #include "common/store.h"
 #include "common/thread_pool.h"
+#include "proto/error_detail.h"
 #include "proto/selection_wire.h"
 #include "server/buffer_cache.h"
 #include "server/byte_budget.h"
@@ -32,7 +32,6 @@ struct NamedStore {
   StoreConfig config;
   std::shared_ptr<Store> store;
 };
-
 
 // GetItemStream and StreamBytes are registered raw: their pieces are written as slices over the
 // decoded bands (or the diagnostic's buffer), with no copy into protobuf messages (the wire

@@ -49,7 +49,9 @@ class DeviceSink final : public ChunkSink {
   bool reads_raw_chunks_into_buffers() const override { return false; }
   bool accepts_device_values() const override { return true; }
   Status CommitDevice(const Placement& p, const DeviceValue& value) override;
-  bool accepts_encoded(CompressorFamily kind) const override { return gpu_decode_.Use(num_chunks_, kind); }
+  bool accepts_encoded(CompressorFamily kind) const override {
+    return gpu_decode_.Use(num_chunks_, kind);
+  }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
   Status LeaveThread() override;
   Status Finish() override;

@@ -170,9 +170,11 @@ TEST(GpuDecodePolicy, AutoAndNever) {
         Run{gzip_array.get(), {.auto_families = {CompressorFamily::kZstd}}, "", 0},
         Run{zstd_array.get(), {.mode = GpuDecodeMode::kNever}, "", 0},
         Run{zstd_array.get(),
-            {.mode = GpuDecodeMode::kAuto, .min_chunks = 1,
-             .auto_families = {CompressorFamily::kZstd}},
-            "0:4, 0:3", 1}}) {
+            {.mode = GpuDecodeMode::kAuto,
+            .min_chunks = 1,
+            .auto_families = {CompressorFamily::kZstd}},
+            "0:4, 0:3",
+            1}}) {
     SCOPED_TRACE(run.selection);
     Array* array = run.array;
     auto resolved = *ResolveSelection(*ParseSelection(run.selection), shape);
