@@ -83,7 +83,8 @@ Status CodecRegistry::Register(CodecDescriptor codec) {
   std::vector<std::pair<std::string, bool>> v3;  // name, numcodecs
   for (const auto& n : codec.v3_names) v3.emplace_back(n, false);
   for (const auto& id : codec.v2_ids) v3.emplace_back(std::string(kNumcodecsPrefix) + id, true);
-  for (const auto& [n, numcodecs] : v3) {
+  for (const auto& entry : v3) {
+    const std::string& n = entry.first;
     if (v3_.count(n) ||
         std::count_if(v3.begin(), v3.end(), [&](auto& e) { return e.first == n; }) > 1) {
       return AlreadyExists("codec registry: v3 name \"" + n + "\" is registered twice");

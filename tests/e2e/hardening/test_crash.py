@@ -84,7 +84,8 @@ def writer(address, w, iteration, acked, in_flight, stop):
 def test_kill_9_during_writes_loses_nothing_acknowledged(tmp_path):
     iterations = int(os.environ.get("ZARRD_CRASH_ITERATIONS", "12"))
     server = Server(tmp_path, {"log_level": "info"})
-    stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel(server.unix))
+    stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel(
+            server.unix, options=[("grpc.use_local_subchannel_pool", 1)]))  # no dead connection of the last zarrd
     for path, meta in ARRAYS.items():
         stub.CreateNode(pb.CreateNodeRequest(store="local", path=path, kind=pb.NODE_KIND_ARRAY,
                                              metadata_json=json.dumps(meta)))
@@ -114,7 +115,8 @@ def test_kill_9_during_writes_loses_nothing_acknowledged(tmp_path):
             sent.update(f)
 
         server = Server(tmp_path, {"log_level": "info"})
-        stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel(server.unix))
+        stub = zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel(
+            server.unix, options=[("grpc.use_local_subchannel_pool", 1)]))  # no dead connection of the last zarrd
         for path in ARRAYS:
             node = stub.GetNode(pb.NodeRequest(store="local", path=path))  # metadata parses
             assert list(node.shape) == [256, 256]

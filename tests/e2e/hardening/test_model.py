@@ -286,7 +286,11 @@ def chunk_mix(now, old, new, chunks, where):
 
 
 def connect(address):
-    return zarrd_pb2_grpc.ZarrdStub(grpc.insecure_channel(address))
+    # A channel of its own connections: gRPC otherwise shares subchannels between channels to one
+    # address, and the first call after a restart could go to the killed zarrd's dead connection
+    # ("Broken pipe", seen once under load).
+    channel = grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+    return zarrd_pb2_grpc.ZarrdStub(channel)
 
 
 def run_worker(address, root, seed, ops):
