@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "common/decode/blosc1.h"
+#include "common/decode/zstd_decode.h"
+
 namespace zarrd {
 
 Result<GpuDecodeMode> ParseGpuDecodeMode(std::string_view name) {
@@ -68,9 +71,7 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
   switch (chain.kind) {
     case CompressorFamily::kZstd: {
       // Frame header: magic (4), descriptor, [window], [dictionary id of 0-4 bytes].
-      const bool zstd_frame =
-          n >= 5 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD;
-      if (!zstd_frame) return GpuCodec::kZstd;
+      if (n < 5 || decode::zstd::ReadLE32(p) != decode::zstd::kMagic) return GpuCodec::kZstd;
       const uint8_t descriptor = p[4];
       const size_t id_bytes = (descriptor & 3) == 3 ? 4 : (descriptor & 3);
       const size_t at = 5 + (((descriptor >> 5) & 1) ? 0 : 1);
@@ -80,9 +81,10 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
       return GpuCodec::kZstd;
     }
     case CompressorFamily::kBlosc: {
-      constexpr uint8_t kMemcpyed = 0x2;
-      constexpr uint8_t kZstdCodec = 4;
-      if (n >= 16 && !(p[2] & kMemcpyed) && (p[2] >> 5) == kZstdCodec) return std::nullopt;
+      using namespace decode::blosc1;
+      const bool zstd_splits = n >= kHeaderSize && !(p[2] & kMemcpyedFlag) &&
+                               (p[2] >> 5) == static_cast<uint8_t>(decode::BloscCodec::kZstd);
+      if (zstd_splits) return std::nullopt;
       return GpuCodec::kBlosc;
     }
     case CompressorFamily::kDeflate:
