@@ -76,9 +76,13 @@ def _codec_parts(meta, zarr_format):
     return tuple(codecs[:at]), codecs[at], tuple(codecs[at + 1:])
 
 
-def _from_hex(text, dtype):
-    bits = int(text, 16).to_bytes(dtype.itemsize, "big")
-    return np.frombuffer(bits, dtype.newbyteorder(">"))[0].astype(dtype)
+def _float_fill(value, dtype):
+    """A float fill value (or complex component) as JSON holds it: a number, "NaN", "Infinity",
+    "-Infinity", or v3's "0x..." (the value's bits, big-endian)."""
+    if isinstance(value, str) and value.startswith("0x"):
+        bits = int(value, 16).to_bytes(dtype.itemsize, "big")
+        return np.frombuffer(bits, dtype.newbyteorder(">"))[0].astype(dtype)
+    return np.array(float(str(value).replace("Infinity", "inf")), dtype)[()]
 
 
 def _into(out, result):
@@ -240,20 +244,15 @@ class Array(Node):
     def fill_value(self):
         """The fill value as a NumPy scalar; None for a v2 array stored with "fill_value": null."""
         raw = self.metadata.get("fill_value")
-        if isinstance(raw, str) and raw.startswith("0x"):  # v3: the value's bits, big-endian hex
-            return _from_hex(raw, self.dtype)
-        if isinstance(raw, list) and any(isinstance(x, str) and x.startswith("0x") for x in raw):
-            part = np.dtype(f"f{self.dtype.itemsize // 2}")
-            re, im = (_from_hex(x, part) if isinstance(x, str) and x.startswith("0x")
-                      else np.array(float(str(x).replace("Infinity", "inf")), part)[()] for x in raw)
-            return np.array(complex(re, im), self.dtype)[()]
         if self.dtype.kind in "mM" and raw is not None:
             return np.array(raw, self.dtype)[()] if isinstance(raw, str) else \
                 np.array(raw, "<i8").view(self.dtype)[()]
         if isinstance(raw, str):
-            return np.array(float(raw.replace("Infinity", "inf")), self.dtype)[()]
+            return _float_fill(raw, self.dtype)
         if isinstance(raw, list) and self.dtype.kind == "c":
-            return np.array(complex(*[float(str(x).replace("Infinity", "inf")) for x in raw]), self.dtype)[()]
+            part = np.dtype(f"f{self.dtype.itemsize // 2}")
+            re, im = (_float_fill(x, part) for x in raw)
+            return np.array(complex(re, im), self.dtype)[()]
         return None if raw is None else np.array(raw, self.dtype)[()]
 
     @property
