@@ -52,9 +52,8 @@ int64_t UnixMillis(std::chrono::system_clock::time_point t) {
 
 class CudaDeviceBackend final : public DeviceBackend {
  public:
-  CudaDeviceBackend(const ServerConfig& config, uint64_t epoch)
-      : epoch_(epoch),
-        leases_(std::chrono::milliseconds(static_cast<int64_t>(config.lease_ttl_seconds * 1000)),
+  explicit CudaDeviceBackend(const ServerConfig& config)
+      : leases_(std::chrono::milliseconds(static_cast<int64_t>(config.lease_ttl_seconds * 1000)),
                 config.lease_quota_bytes),
         lease_ttl_seconds_(config.lease_ttl_seconds),
         gpu_decode_{.mode = config.gpu_decode, .min_chunks = config.gpu_decode_min_chunks} {}
@@ -86,31 +85,29 @@ class CudaDeviceBackend final : public DeviceBackend {
     return OkStatus();
   }
 
-  void Describe(pb::ServerInfoResponse* info) const override {
-    info->set_lease_ttl_seconds(lease_ttl_seconds_);
+  DeviceInventory Describe() const override {
+    DeviceInventory inventory{.lease_ttl_seconds = lease_ttl_seconds_};
     std::map<const Device*, uint64_t> regions;
     {
       std::lock_guard lock(regions_mutex_);
       for (const auto& [id, r] : regions_) ++regions[r->device];
     }
     for (const auto& d : devices_) {
-      auto* di = info->add_devices();
-      di->set_uuid(d->info.uuid);
-      di->set_ordinal(d->info.ordinal);
-      di->set_name(d->info.name);
-      di->set_total_memory(d->info.total_memory);
       const cu::PoolStats s = d->pool->stats();
       const LeaseStats l = leases_.Stats(d->info.uuid);
-      auto* p = info->add_pools();
-      p->set_gpu_uuid(d->info.uuid);
-      p->set_capacity_bytes(s.capacity_bytes);
-      p->set_reserved_bytes(s.reserved_bytes);
-      p->set_in_use_bytes(s.in_use_bytes);
-      p->set_leased_bytes(l.bytes);
-      p->set_slabs(s.slabs);
-      p->set_leases(l.leases);
-      p->set_device_regions(regions[d.get()]);
+      inventory.devices.push_back({.gpu_uuid = d->info.uuid,
+                                   .name = d->info.name,
+                                   .ordinal = d->info.ordinal,
+                                   .total_memory = d->info.total_memory,
+                                   .capacity_bytes = s.capacity_bytes,
+                                   .reserved_bytes = s.reserved_bytes,
+                                   .in_use_bytes = s.in_use_bytes,
+                                   .leased_bytes = l.bytes,
+                                   .slabs = s.slabs,
+                                   .leases = l.leases,
+                                   .device_regions = regions[d.get()]});
     }
+    return inventory;
   }
 
   Result<std::shared_ptr<Store>> MakeGpuStore(const StoreConfig& config) override {
@@ -119,85 +116,85 @@ class CudaDeviceBackend final : public DeviceBackend {
         {.name = config.name, .device = info.ordinal, .capacity_bytes = config.capacity_bytes});
   }
 
-  Status Read(const Array& array, const ResolvedSelection& selection, const pb::GetItemRequest& req,
-              const IoOptions& io, pb::GetItemResponse* resp) override {
-    const uint64_t nbytes = resp->array().nbytes();
-    auto* out = resp->mutable_device_buffer();
-    out->set_server_epoch(epoch_);
-    if (req.has_device_region()) {
-      const auto& target = req.device_region();
-      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(target.region_id()));
-      if (!req.device_uuid().empty() && req.device_uuid() != region->device->info.uuid) {
+  Result<DeviceResult> Read(const Array& array, const ResolvedSelection& selection, uint64_t nbytes,
+                            const DeviceReadTarget& target, const IoOptions& io) override {
+    DeviceResult out;
+    if (target.region) {
+      const DeviceRegionSlice& slice = *target.region;
+      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(slice.region_id));
+      if (!target.device_uuid.empty() && target.device_uuid != region->device->info.uuid) {
         return InvalidArgument("device_region " + region->id + " is on " +
-                               region->device->info.uuid + ", not " + req.device_uuid());
+                               region->device->info.uuid + ", not " + target.device_uuid);
       }
-      if (target.nbytes() != nbytes) {
-        return InvalidArgument("device_region.nbytes is " + std::to_string(target.nbytes()) +
+      if (slice.nbytes != nbytes) {
+        return InvalidArgument("device_region.nbytes is " + std::to_string(slice.nbytes) +
                                ", the result has " + std::to_string(nbytes));
       }
-      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), nbytes));
-      ZARRD_RETURN_IF_ERROR(ReadInto(*region->device, array, selection, req, io,
-                                     region->data() + target.offset(), region, out));
-      out->set_gpu_uuid(region->device->info.uuid);
-      out->set_offset(target.offset());
-      out->set_nbytes(nbytes);
-      return OkStatus();
+      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, slice.offset, nbytes));
+      ZARRD_RETURN_IF_ERROR(ReadInto(*region->device, array, selection, target, io,
+                                     region->data() + slice.offset, region, &out));
+      out.gpu_uuid = region->device->info.uuid;
+      out.offset = slice.offset;
+      out.nbytes = nbytes;
+      return out;
     }
-    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.device_uuid()));
+    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(target.device_uuid));
     ZARRD_ASSIGN_OR_RETURN(auto allocation, device->pool->Allocate(nbytes));
     ZARRD_RETURN_IF_ERROR(
-        ReadInto(*device, array, selection, req, io, allocation->data(), allocation, out));
+        ReadInto(*device, array, selection, target, io, allocation->data(), allocation, &out));
     ZARRD_ASSIGN_OR_RETURN(auto handle, device->pool->IpcHandle(allocation->slab_id()));
-    Lease lease{.client_pid = req.client_pid(),
+    Lease lease{.client_pid = target.client_pid,
                 .data = allocation->data(),
                 .nbytes = nbytes,
                 .device = device->info.uuid};
-    out->set_slab_id(allocation->slab_id());
-    out->set_offset(allocation->offset());
+    out.slab_id = allocation->slab_id();
+    out.offset = allocation->offset();
     lease.memory = std::move(allocation);
     ZARRD_ASSIGN_OR_RETURN(LeaseGrant granted, leases_.Grant(std::move(lease)));
-    out->set_gpu_uuid(device->info.uuid);
-    out->set_ipc_handle(handle.data(), handle.size());
-    out->set_nbytes(nbytes);
-    out->set_lease_id(granted.id);
-    out->set_lease_expiry_unix_ms(UnixMillis(granted.expiry));
-    return OkStatus();
+    out.gpu_uuid = device->info.uuid;
+    out.ipc_handle.assign(handle.begin(), handle.end());
+    out.nbytes = nbytes;
+    out.lease_id = granted.id;
+    out.lease_expiry_unix_ms = UnixMillis(granted.expiry);
+    return out;
   }
 
   Result<uint64_t> Write(Array& array, const ResolvedSelection& selection,
-                         const pb::SetItemRequest& req, const IoOptions& io) override {
+                         const DeviceWriteSource& input, const IoOptions& io) override {
     const uint8_t* src = nullptr;
     uint64_t nbytes = 0;
     Device* device = nullptr;
     std::shared_ptr<const void> hold;
-    if (req.lease_id() != 0) {
-      ZARRD_ASSIGN_OR_RETURN(Lease lease, leases_.Find(req.lease_id()));
+    if (input.lease_id != 0) {
+      ZARRD_ASSIGN_OR_RETURN(Lease lease, leases_.Find(input.lease_id));
       ZARRD_ASSIGN_OR_RETURN(device, FindDevice(lease.device));
       src = lease.data;
       nbytes = lease.nbytes;
       hold = lease.memory;
-    } else {
-      const auto& target = req.device_region();
-      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(target.region_id()));
-      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, target.offset(), target.nbytes()));
-      src = region->data() + target.offset();
-      nbytes = target.nbytes();
+    } else if (input.region) {
+      const DeviceRegionSlice& slice = *input.region;
+      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(slice.region_id));
+      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, slice.offset, slice.nbytes));
+      src = region->data() + slice.offset;
+      nbytes = slice.nbytes;
       device = region->device;
       hold = region;
+    } else {
+      return InvalidArgument("a write from GPU memory names a lease or a device region");
     }
     cu::DeviceSource source(*device->staging, src, nbytes, ItemSize(array.metadata()->dtype));
     ZARRD_RETURN_IF_ERROR(array.WriteFromSource(selection, source, io));
     return nbytes;
   }
 
-  Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest& req) override {
-    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.gpu_uuid()));
-    if (req.ipc_handle().size() != sizeof(cu::IpcHandleBytes)) {
+  Result<std::string> RegisterRegion(const DeviceRegionRegistration& req) override {
+    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(req.gpu_uuid));
+    if (req.ipc_handle.size() != sizeof(cu::IpcHandleBytes)) {
       return InvalidArgument("ipc_handle must be 64 bytes, got " +
-                             std::to_string(req.ipc_handle().size()));
+                             std::to_string(req.ipc_handle.size()));
     }
     cu::IpcHandleBytes handle;
-    std::copy(req.ipc_handle().begin(), req.ipc_handle().end(), handle.begin());
+    std::copy(req.ipc_handle.begin(), req.ipc_handle.end(), handle.begin());
     auto mapping = cu::IpcMapping::Open(device->info.ordinal, handle);
     if (!mapping.ok()) {
       return InvalidArgument("device region: the IPC handle cannot be opened on " +
@@ -206,9 +203,9 @@ class CudaDeviceBackend final : public DeviceBackend {
     auto region = std::make_shared<DeviceRegion>();
     region->device = device;
     region->mapping = std::move(*mapping);
-    region->offset = req.handle_offset();
-    region->nbytes = req.nbytes();
-    region->owner_pid = req.client_pid();
+    region->offset = req.handle_offset;
+    region->nbytes = req.nbytes;
+    region->owner_pid = req.client_pid;
     std::lock_guard lock(regions_mutex_);
     region->id = NewRegionId("dev-");
     regions_[region->id] = region;
@@ -261,10 +258,10 @@ class CudaDeviceBackend final : public DeviceBackend {
   // a ready event after it for `out` and returns; `hold` (the result's memory) and the GPU
   // memory the copies read stay alive until the event completes.
   Status ReadInto(Device& device, const Array& array, const ResolvedSelection& selection,
-                  const pb::GetItemRequest& req, const IoOptions& io, uint8_t* dst,
-                  std::shared_ptr<const void> hold, pb::DeviceBuffer* out) {
+                  const DeviceReadTarget& target, const IoOptions& io, uint8_t* dst,
+                  std::shared_ptr<const void> hold, DeviceResult* out) {
     cu::ReadyEvent* ready = nullptr;
-    if (req.answer_before_ready()) {
+    if (target.answer_before_ready) {
       ZARRD_ASSIGN_OR_RETURN(ready, device.ready->Acquire());
     }
     cu::DeviceSink sink(*device.staging, dst, ItemSize(array.metadata()->dtype),
@@ -278,8 +275,8 @@ class CudaDeviceBackend final : public DeviceBackend {
     auto held = sink.TakeHeld();
     held.push_back(std::move(hold));
     ZARRD_RETURN_IF_ERROR(device.ready->Record(ready, std::move(held)));
-    out->set_ready_event_id(ready->id);
-    out->set_ready_event_handle(ready->handle.data(), ready->handle.size());
+    out->ready_event_id = ready->id;
+    out->ready_event_handle.assign(ready->handle.begin(), ready->handle.end());
     return OkStatus();
   }
 
@@ -301,7 +298,6 @@ class CudaDeviceBackend final : public DeviceBackend {
     return OkStatus();
   }
 
-  const uint64_t epoch_;
   std::vector<std::unique_ptr<Device>> devices_;
   LeaseRegistry leases_;
   const double lease_ttl_seconds_;
@@ -312,8 +308,7 @@ class CudaDeviceBackend final : public DeviceBackend {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config,
-                                                         uint64_t epoch) {
+Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config) {
   auto visible = cu::ListDevices();
   const bool needs_gpu = (config.devices && !config.devices->empty()) ||
                          std::any_of(config.stores.begin(), config.stores.end(),
@@ -323,7 +318,7 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
     spdlog::info("DEVICE results are off: {}", visible.status().message());
     return MakeNoDeviceBackend(visible.status().message());
   }
-  auto backend = std::make_unique<CudaDeviceBackend>(config, epoch);
+  auto backend = std::make_unique<CudaDeviceBackend>(config);
   spdlog::info("gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
                config.gpu_decode == GpuDecodeMode::kAlways
                    ? "on the GPU where its kernels can"

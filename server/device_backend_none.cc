@@ -6,19 +6,19 @@ namespace {
 class NoDeviceBackend final : public DeviceBackend {
  public:
   explicit NoDeviceBackend(std::string why) : why_(std::move(why)) {}
-  void Describe(pb::ServerInfoResponse*) const override {}
+  DeviceInventory Describe() const override { return {}; }
   Result<std::shared_ptr<Store>> MakeGpuStore(const StoreConfig& config) override {
     return Refuse("store \"" + config.name + "\" of kind gpu");
   }
-  Status Read(const Array& array, const ResolvedSelection&, const pb::GetItemRequest& req,
-              const IoOptions&, pb::GetItemResponse*) override {
-    return Refuse("DEVICE results for " + req.store() + ":" + req.path());
+  Result<DeviceResult> Read(const Array&, const ResolvedSelection&, uint64_t,
+                            const DeviceReadTarget&, const IoOptions&) override {
+    return Refuse("DEVICE results");
   }
-  Result<uint64_t> Write(Array&, const ResolvedSelection&, const pb::SetItemRequest& req,
+  Result<uint64_t> Write(Array&, const ResolvedSelection&, const DeviceWriteSource&,
                          const IoOptions&) override {
-    return Refuse("input in GPU memory for " + req.store() + ":" + req.path());
+    return Refuse("input in GPU memory");
   }
-  Result<std::string> RegisterRegion(const pb::RegisterDeviceRegionRequest&) override {
+  Result<std::string> RegisterRegion(const DeviceRegionRegistration&) override {
     return Refuse("device regions");
   }
   Status UnregisterRegion(const std::string& id) override { return Refuse("device regions"); }
@@ -39,7 +39,7 @@ std::unique_ptr<DeviceBackend> MakeNoDeviceBackend(std::string why) {
 }
 
 #ifndef ZARRD_HAVE_CUDA
-Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config, uint64_t) {
+Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& config) {
   const std::string why = "this build of zarrd has no CUDA support";
   if (config.devices && !config.devices->empty()) return FailedPrecondition("devices: " + why);
   for (const auto& s : config.stores) {

@@ -154,6 +154,16 @@ Status HostRegionRegistry::CheckIntact(const HostRegion& region, bool touch) {
   return intact;
 }
 
+Status HostRegionRegistry::Use(const std::string& id, uint64_t offset, uint64_t nbytes,
+                               const std::function<Status(MutableByteView)>& use) {
+  ZARRD_ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> region, Find(id));
+  ZARRD_ASSIGN_OR_RETURN(MutableByteView view, region->Slice(offset, nbytes));
+  ZARRD_RETURN_IF_ERROR(CheckIntact(*region, true));
+  Status used = use(view);
+  ZARRD_RETURN_IF_ERROR(CheckIntact(*region, false));
+  return used;
+}
+
 size_t HostRegionRegistry::count() const {
   std::lock_guard lock(mutex_);
   return regions_.size();

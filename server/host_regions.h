@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,8 +68,11 @@ class HostRegionRegistry {
   size_t ReapOrphans();
   Status Unregister(const std::string& id);
   Result<std::shared_ptr<HostRegion>> Find(const std::string& id) const;
-  // The region's CheckIntact; a region that lost pages is also unregistered.
-  Status CheckIntact(const HostRegion& region, bool touch);
+  // Runs `use` on the bytes [offset, offset + nbytes) of region `id`, held for the call.
+  // FAILED_PRECONDITION, and the region unregistered, when it lost pages before or during the call:
+  // its pages then read as zeros, so `use`'s result is void.
+  Status Use(const std::string& id, uint64_t offset, uint64_t nbytes,
+             const std::function<Status(MutableByteView)>& use);
   size_t count() const;
 
  private:
@@ -79,6 +83,8 @@ class HostRegionRegistry {
   // Books `nbytes` for `client`, or RESOURCE_EXHAUSTED over its quota.
   Status Reserve(const ClientIdentity& client, uint64_t nbytes);
   void Release(const ClientIdentity& client, uint64_t nbytes);  // under mutex_
+  // The region's CheckIntact; a region that lost pages is also unregistered.
+  Status CheckIntact(const HostRegion& region, bool touch);
   Result<std::shared_ptr<HostRegion>> Map(uint64_t nbytes, const ClientIdentity& client);
 
   const HostRegionQuota quota_;

@@ -118,19 +118,18 @@ void Metrics::BytesWritten(const std::string& source, uint64_t n) {
   families_->written_bytes.Add({{"source", source}}).Increment(static_cast<double>(n));
 }
 
-void Metrics::Update(const ::zarrd::v1::ServerInfoResponse& info, size_t host_regions,
-                     size_t in_flight) {
-  for (const auto& p : info.pools()) {
-    const std::map<std::string, uint64_t> kinds = {{"capacity", p.capacity_bytes()},
-                                                   {"reserved", p.reserved_bytes()},
-                                                   {"in_use", p.in_use_bytes()},
-                                                   {"leased", p.leased_bytes()}};
+void Metrics::Update(const DeviceInventory& devices, size_t host_regions, size_t in_flight) {
+  for (const DevicePoolState& p : devices.devices) {
+    const std::map<std::string, uint64_t> kinds = {{"capacity", p.capacity_bytes},
+                                                   {"reserved", p.reserved_bytes},
+                                                   {"in_use", p.in_use_bytes},
+                                                   {"leased", p.leased_bytes}};
     for (const auto& [kind, v] : kinds) {
-      families_->pool.Add({{"gpu", p.gpu_uuid()}, {"kind", kind}}).Set(static_cast<double>(v));
+      families_->pool.Add({{"gpu", p.gpu_uuid}, {"kind", kind}}).Set(static_cast<double>(v));
     }
-    families_->leases.Add({{"gpu", p.gpu_uuid()}}).Set(static_cast<double>(p.leases()));
-    families_->regions.Add({{"kind", "device"}, {"gpu", p.gpu_uuid()}})
-        .Set(static_cast<double>(p.device_regions()));
+    families_->leases.Add({{"gpu", p.gpu_uuid}}).Set(static_cast<double>(p.leases));
+    families_->regions.Add({{"kind", "device"}, {"gpu", p.gpu_uuid}})
+        .Set(static_cast<double>(p.device_regions));
   }
   families_->regions.Add({{"kind", "host"}}).Set(static_cast<double>(host_regions));
   families_->in_flight.Add({}).Set(static_cast<double>(in_flight));

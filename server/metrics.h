@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "zarrd/v1/zarrd.pb.h"
+#include "server/device_backend.h"
 
 namespace prometheus {
 class Collectable;
@@ -37,7 +37,7 @@ class Metrics {
   void BytesRead(const std::string& prototype, uint64_t n);
   void BytesWritten(const std::string& source, uint64_t n);
   // Gauges from the server's state, and the engine's counters.
-  void Update(const ::zarrd::v1::ServerInfoResponse& info, size_t host_regions, size_t in_flight);
+  void Update(const DeviceInventory& devices, size_t host_regions, size_t in_flight);
   // Called before every scrape (so gauges are current); set once, before requests arrive.
   void SetRefresh(std::function<void()> refresh) { refresh_ = std::move(refresh); }
 

@@ -89,7 +89,7 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
   std::random_device rd;
   s->epoch_ = (static_cast<uint64_t>(rd()) << 32 | rd()) ^
               static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  ZARRD_ASSIGN_OR_RETURN(auto devices, MakeDeviceBackend(config, s->epoch_));
+  ZARRD_ASSIGN_OR_RETURN(auto devices, MakeDeviceBackend(config));
   std::map<std::string, NamedStore> stores;
   for (const auto& sc : config.stores) {
     std::shared_ptr<Store> store;

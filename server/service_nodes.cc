@@ -8,11 +8,14 @@
 
 namespace zarrd::server {
 
-using internal::NodeName;
 using internal::RetryStale;
 using nlohmann::json;
 
 namespace {
+
+std::string NodeName(const std::string& store, const std::string& path) {
+  return store + ":" + (path.empty() ? "/" : path);
+}
 
 void FillArrayInfo(const std::string& store, const std::string& path, const ArrayMetadata& m,
                    pb::NodeInfo* info) {
@@ -57,9 +60,9 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
                                                    const pb::CreateNodeRequest* req,
                                                    pb::NodeInfo* resp) {
   return RunUnary(
-      "CreateNode", NodeName(req->store(), req->path()), Dispatch::kExecutor,
+      "CreateNode", req->store(), req->path(), Dispatch::kExecutor,
       [this, req, resp](const std::atomic<bool>&) -> Status {
-        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), true));
         ZARRD_ASSIGN_OR_RETURN(json doc, ParseJsonField(req->metadata_json(), "metadata_json",
                                                         req->kind() == pb::NODE_KIND_GROUP));
         ZARRD_ASSIGN_OR_RETURN(json attrs,
@@ -85,8 +88,8 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
                      : ParseV3ArrayMetadata(doc);
         if (!m.ok()) return m.status().WithContext("metadata_json");
         if (attrs.is_object() && m->format == ZarrFormat::kV3) m->attributes = attrs;
-        ZARRD_RETURN_IF_ERROR(CheckChunkLimit(*m, "metadata_json"));
-        Forget(req->store(), req->path());
+        ZARRD_RETURN_IF_ERROR(state_.arrays.CheckChunkLimit(*m, "metadata_json"));
+        state_.arrays.Forget(req->store(), req->path());
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
         ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
@@ -99,10 +102,10 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
                                                 const pb::NodeRequest* req, pb::NodeInfo* resp) {
   return RunUnary(
-      "GetNode", NodeName(req->store(), req->path()), Dispatch::kShort,
+      "GetNode", req->store(), req->path(), Dispatch::kShort,
       [this, req, resp](const std::atomic<bool>&) -> Status {
-        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
-        auto array = OpenArray(req->store(), req->path());
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), false));
+        auto array = state_.arrays.Open(req->store(), req->path());
         if (array.ok()) {
           FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
           return OkStatus();
@@ -125,9 +128,10 @@ grpc::ServerUnaryReactor* ZarrdService::GetNode(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
                                                   const pb::NodeRequest* req,
                                                   pb::ListNodesResponse* resp) {
-  return RunUnary("ListNodes", NodeName(req->store(), req->path()), Dispatch::kExecutor,
+  return RunUnary("ListNodes", req->store(), req->path(), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s,
+                                           state_.arrays.FindStore(req->store(), false));
                     ZARRD_ASSIGN_OR_RETURN(auto children, ListChildren(*s->store, req->path()));
                     for (const auto& c : children) {
                       if (!c.error.empty()) {  // skipped: its siblings stay listable
@@ -148,48 +152,50 @@ grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
                                                    const pb::NodeRequest* req,
                                                    pb::DeleteNodeResponse* resp) {
-  return RunUnary("DeleteNode", NodeName(req->store(), req->path()), Dispatch::kExecutor,
-                  [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
-                    ZARRD_ASSIGN_OR_RETURN(size_t deleted,
-                                           ::zarrd::DeleteNode(*s->store, req->path()));
-                    Forget(req->store(), req->path());
-                    resp->set_keys_deleted(deleted);
-                    ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
-                    return OkStatus();
-                  });
+  return RunUnary(
+      "DeleteNode", req->store(), req->path(), Dispatch::kExecutor,
+      [this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), true));
+        ZARRD_ASSIGN_OR_RETURN(size_t deleted, ::zarrd::DeleteNode(*s->store, req->path()));
+        state_.arrays.Forget(req->store(), req->path());
+        resp->set_keys_deleted(deleted);
+        ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContext*,
                                                       const pb::SetAttributesRequest* req,
                                                       pb::NodeInfo* resp) {
-  return RunUnary("SetAttributes", NodeName(req->store(), req->path()), Dispatch::kExecutor,
-                  RetryStale([this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
-                    ZARRD_ASSIGN_OR_RETURN(json attrs, ParseJsonField(req->attributes_json(),
-                                                                      "attributes_json", false));
-                    auto array = OpenArray(req->store(), req->path());
-                    if (array.ok()) {
-                      ZARRD_RETURN_IF_ERROR((*array)->SetAttributes(attrs));
-                      ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
-                      resp->Clear();
-                      FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
-                      return OkStatus();
-                    }
-                    ZARRD_RETURN_IF_ERROR(SetGroupAttributes(*s->store, req->path(), attrs));
-                    ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
-                    ZARRD_ASSIGN_OR_RETURN(auto g, OpenGroup(*s->store, req->path()));
-                    FillGroupInfo(req->store(), req->path(), g, resp);
-                    return OkStatus();
-                  }));
+  return RunUnary(
+      "SetAttributes", req->store(), req->path(), Dispatch::kExecutor,
+      RetryStale([this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), true));
+        ZARRD_ASSIGN_OR_RETURN(json attrs,
+                               ParseJsonField(req->attributes_json(), "attributes_json", false));
+        auto array = state_.arrays.Open(req->store(), req->path());
+        if (array.ok()) {
+          ZARRD_RETURN_IF_ERROR((*array)->SetAttributes(attrs));
+          ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+          resp->Clear();
+          FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
+          return OkStatus();
+        }
+        ZARRD_RETURN_IF_ERROR(SetGroupAttributes(*s->store, req->path(), attrs));
+        ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+        ZARRD_ASSIGN_OR_RETURN(auto g, OpenGroup(*s->store, req->path()));
+        FillGroupInfo(req->store(), req->path(), g, resp);
+        return OkStatus();
+      }));
 }
 
 grpc::ServerUnaryReactor* ZarrdService::Resize(grpc::CallbackServerContext*,
                                                const pb::ResizeRequest* req, pb::NodeInfo* resp) {
-  return RunUnary("Resize", NodeName(req->store(), req->path()), Dispatch::kExecutor,
+  return RunUnary("Resize", req->store(), req->path(), Dispatch::kExecutor,
                   RetryStale([this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_RETURN_IF_ERROR(FindStore(req->store(), true));
-                    ZARRD_ASSIGN_OR_RETURN(auto array, OpenArray(req->store(), req->path()));
+                    ZARRD_RETURN_IF_ERROR(state_.arrays.FindStore(req->store(), true));
+                    ZARRD_ASSIGN_OR_RETURN(auto array,
+                                           state_.arrays.Open(req->store(), req->path()));
                     std::vector<int64_t> shape(req->shape().begin(), req->shape().end());
                     ZARRD_RETURN_IF_ERROR(array->Resize(shape));
                     ZARRD_RETURN_IF_ERROR(Refreshed(array->store(), req->path()));
@@ -202,9 +208,10 @@ grpc::ServerUnaryReactor* ZarrdService::Resize(grpc::CallbackServerContext*,
 grpc::ServerUnaryReactor* ZarrdService::Consolidate(grpc::CallbackServerContext*,
                                                     const pb::ConsolidateRequest* req,
                                                     pb::ConsolidateResponse* resp) {
-  return RunUnary("Consolidate", NodeName(req->store(), req->path()), Dispatch::kExecutor,
+  return RunUnary("Consolidate", req->store(), req->path(), Dispatch::kExecutor,
                   [this, req, resp](const std::atomic<bool>&) -> Status {
-                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), true));
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s,
+                                           state_.arrays.FindStore(req->store(), true));
                     ZARRD_ASSIGN_OR_RETURN(auto done, ConsolidateMetadata(*s->store, req->path()));
                     resp->set_zarr_format(static_cast<int>(done.format));
                     resp->set_key(done.key);

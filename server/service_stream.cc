@@ -1,7 +1,5 @@
 // The streaming RPCs: GetItemStream sends a result in pieces as bands of chunks finish decoding;
 // SetItemStream gathers pieces of an input and writes them once complete.
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -10,18 +8,14 @@
 
 #include "common/band_plan.h"
 #include "common/checked.h"
+#include "proto/error_detail.h"
 #include "proto/piece_wire.h"
+#include "server/prepared_request.h"
 #include "server/service.h"
 
 namespace zarrd::server {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 // A GetItemResponse{offset, data} on the wire: a small header slice, then a slice that points
 // into the decoded band (kept alive by the slice's reference).
@@ -40,13 +34,14 @@ grpc::ByteBuffer PieceMessage(const std::shared_ptr<uint8_t[]>& band, size_t at,
 
 class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  GetItemStreamReactor(ZarrdService* service, const grpc::ByteBuffer* raw) : service_(service) {
-    service_->BeginRequest();
+  GetItemStreamReactor(ServiceState& state, const grpc::ByteBuffer* raw)
+      : state_(state), scope_(state.requests, *state.metrics, "GetItemStream", "", "") {
     // The producer holds one executor thread for the stream's life (it waits for queue space).
     grpc::ByteBuffer copy(*raw);
     parsed_ = grpc::SerializationTraits<pb::GetItemRequest>::Deserialize(&copy, &request_);
     req_ = &request_;
-    service_->executor().Submit([this] { Produce(); });
+    if (parsed_.ok()) scope_.Name(req_->store(), req_->path());
+    state_.executor.Submit([this] { Produce(); });
   }
 
   void OnWriteDone(bool ok) override {
@@ -62,10 +57,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     Cancel();
     space_.notify_all();
   }
-  void OnDone() override {
-    service_->EndRequest();
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
   void Cancel() {
@@ -86,10 +78,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     if (producer_done_ && !finished_ && (queue_.empty() || cancelled_)) {
       finished_ = true;
       const Status sent = cancelled_ && final_.ok() ? Cancelled("client went away") : final_;
-      spdlog::debug("GetItemStream {}:{} -> {}{}{}", req_->store(), req_->path(),
-                    StatusCodeName(sent.code()), sent.ok() ? "" : ": ", sent.message());
-      service_->metrics().Request("GetItemStream", req_->store(), sent.code(), Seconds(start_));
-      if (sent.ok()) service_->metrics().BytesRead("host", bytes_sent_);
+      scope_.Finish(sent);
+      if (sent.ok()) state_.metrics->BytesRead("host", bytes_sent_);
       lock.unlock();
       Finish(wire::ToGrpcStatus(sent));  // the last touch of this reactor
     }
@@ -115,38 +105,21 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
   Status ProduceAll() {
     if (!parsed_.ok()) return InvalidArgument("GetItemStream: the request does not parse");
-    if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
+    ZARRD_RETURN_IF_ERROR(scope_.Admitted());
     if (req_->has_host_region() || req_->has_device_region()) {
       return InvalidArgument("regions: use GetItem, which writes the region in place");
     }
-    ZARRD_ASSIGN_OR_RETURN(auto array, service_->OpenArray(req_->store(), req_->path()));
-    auto m = array->metadata();
-    ZARRD_ASSIGN_OR_RETURN(PrototypeKind prototype, service_->ResolvePrototype(*req_, m->rank()));
-    if (prototype == PrototypeKind::kDevice) {
+    ZARRD_ASSIGN_OR_RETURN(auto array, state_.arrays.Open(req_->store(), req_->path()));
+    ZARRD_ASSIGN_OR_RETURN(PreparedRead read, PrepareRead(state_.config, *req_, std::move(array)));
+    if (read.prototype == PrototypeKind::kDevice) {
       return InvalidArgument("GetItemStream serves HOST results; DEVICE results of " +
                              req_->store() + ":" + req_->path() + " come from GetItem");
     }
+    const ArrayMetadata& m = *read.metadata;
     pb::GetItemResponse first;
-    ResolvedSelection sel;
-    std::optional<ResolvedAdvanced> advanced;  // read in one band: its chunks are not banded
-    if (IsAdvanced(req_->selection())) {
-      ZARRD_ASSIGN_OR_RETURN(
-          advanced, service_->ResolveAdvanced(*array, req_->path(), req_->selection(), false));
-      Describe(*m, *advanced, first.mutable_array());
-    } else {
-      auto basic = BasicFromWire(req_->selection(), m->shape, m->chunk_shape);
-      if (!basic.ok()) return basic.status().WithContext("array '" + req_->path() + "'");
-      auto resolved = ResolveSelection(*basic, m->shape);
-      if (!resolved.ok()) return resolved.status().WithContext("array '" + req_->path() + "'");
-      sel = std::move(*resolved);
-      Describe(*m, sel, first.mutable_array());
-    }
-    const uint64_t nbytes = first.array().nbytes();
-    const auto& config = service_->config();
-    if (nbytes > config.max_result_bytes) {
-      return ResourceExhausted("result of " + std::to_string(nbytes) +
-                               " bytes exceeds max_result_bytes");
-    }
+    *first.mutable_array() = read.descriptor;
+    const uint64_t nbytes = read.nbytes();
+    const auto& config = state_.config;
     const size_t piece = config.stream_piece_bytes;
     const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
     grpc::ByteBuffer first_message;
@@ -156,22 +129,24 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return Internal("cannot serialize the stream's first message");
     }
     if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
-    // Bands of about four pieces, on edges of the chunk grid (of shards when sharded).
-    const auto bands =
-        advanced ? std::vector<Band>{}
-                 : PlanBands(sel, m->chunk_shape, ItemSize(m->dtype), {.target_bytes = 4 * piece});
+    // Bands of about four pieces, on edges of the chunk grid (of shards when sharded). An
+    // advanced selection is read in one band: its chunks are not banded.
+    const bool one_band = read.advanced.has_value();
+    const auto bands = one_band ? std::vector<Band>{}
+                                : PlanBands(read.selection, m.chunk_shape, ItemSize(m.dtype),
+                                            {.target_bytes = 4 * piece});
     uint64_t offset = 0;
-    IoOptions io{.pool = &service_->stream_decoder(), .cancelled = &cancelled_flag_};
-    for (size_t b = 0; b < (advanced ? 1 : bands.size()); ++b) {
-      const size_t band_bytes = advanced ? nbytes : bands[b].nbytes;
+    IoOptions io{.pool = &state_.stream_decoder, .cancelled = &cancelled_flag_};
+    for (size_t b = 0; b < (one_band ? 1 : bands.size()); ++b) {
+      const size_t band_bytes = one_band ? nbytes : bands[b].nbytes;
       // The band's bytes come out of the budget all streams share, and go back when its last
       // piece has been sent. Not zero-filled: the read writes every byte.
-      ByteBudget& budget = service_->stream_budget();
+      ByteBudget& budget = state_.stream_budget;
       if (!budget.Acquire(band_bytes, *bands_held_ == 0, cancelled_flag_)) {
         return Cancelled("client went away");
       }
       ++*bands_held_;
-      BufferCache& cache = service_->band_buffers();
+      BufferCache& cache = state_.band_buffers;
       std::shared_ptr<uint8_t[]> buffer(
           cache.Take(band_bytes).release(),
           [&budget, &cache, band_bytes, held = bands_held_](uint8_t* p) {
@@ -180,8 +155,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
             budget.Release(band_bytes);
           });
       ZARRD_RETURN_IF_ERROR(
-          advanced ? array->ReadAdvanced(*advanced, buffer.get(), band_bytes, io)
-                   : array->ReadResolved(bands[b].selection, buffer.get(), band_bytes, io));
+          one_band ? read.ReadInto(buffer.get(), band_bytes, io)
+                   : read.array->ReadResolved(bands[b].selection, buffer.get(), band_bytes, io));
       for (size_t at = 0; at < band_bytes; at += piece) {
         const size_t n = std::min(piece, band_bytes - at);
         if (!Push(PieceMessage(buffer, at, n, offset + at), max_queued)) {
@@ -194,7 +169,8 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     return OkStatus();
   }
 
-  ZarrdService* service_;
+  ServiceState& state_;
+  RequestScope scope_;
   pb::GetItemRequest request_;
   grpc::Status parsed_;
   const pb::GetItemRequest* req_;
@@ -207,7 +183,6 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool producer_done_ = false;
   bool finished_ = false;
   Status final_;
-  const Clock::time_point start_ = Clock::now();
   uint64_t bytes_sent_ = 0;
   // Bands of this stream alive (decoding, queued or being sent); shared with their deleters.
   std::shared_ptr<std::atomic<int>> bands_held_ = std::make_shared<std::atomic<int>>(0);
@@ -215,19 +190,19 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
 class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> {
  public:
-  SetItemStreamReactor(ZarrdService* service, pb::SetItemResponse* resp)
-      : service_(service), resp_(resp) {
-    service_->BeginRequest();
+  SetItemStreamReactor(ServiceState& state, pb::SetItemResponse* resp)
+      : state_(state),
+        scope_(state.requests, *state.metrics, "SetItemStream", "", ""),
+        resp_(resp) {
     StartRead(&msg_);
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
-      service_->executor().Submit([this] {
+      state_.executor.Submit([this] {
         Status s = status_.ok() ? Commit() : status_;
-        spdlog::debug("SetItemStream {}:{} -> {}", store_, path_, StatusCodeName(s.code()));
-        service_->metrics().Request("SetItemStream", store_, s.code(), Seconds(start_));
-        if (s.ok()) service_->metrics().BytesWritten("bytes", data_.size());
+        scope_.Finish(s);
+        if (s.ok()) state_.metrics->BytesWritten("bytes", data_.size());
         Finish(wire::ToGrpcStatus(s));
       });
       return;
@@ -236,33 +211,19 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
     StartRead(&msg_);
   }
   void OnCancel() override { cancelled_ = true; }
-  void OnDone() override {
-    service_->EndRequest();
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
   Status Accept() {
-    if (!array_) {
-      if (service_->draining()) return {StatusCode::kUnavailable, "zarrd is shutting down"};
-      store_ = msg_.store();
+    if (!write_) {
+      ZARRD_RETURN_IF_ERROR(scope_.Admitted());
       path_ = msg_.path();
-      ZARRD_RETURN_IF_ERROR(service_->FindStore(store_, true));
-      ZARRD_ASSIGN_OR_RETURN(array_, service_->OpenArray(store_, path_));
-      int64_t elements = 0;
-      if (IsAdvanced(msg_.selection())) {
-        ZARRD_ASSIGN_OR_RETURN(advanced_,
-                               service_->ResolveAdvanced(*array_, path_, msg_.selection(), true));
-        elements = advanced_->num_elements;
-      } else {
-        auto basic = BasicFromWire(msg_.selection(), array_->metadata()->shape,
-                                   array_->metadata()->chunk_shape);
-        if (!basic.ok()) return basic.status().WithContext("array '" + path_ + "'");
-        ZARRD_ASSIGN_OR_RETURN(selection_, service_->ResolveInput(*array_, path_, *basic));
-        elements = selection_.num_elements();
-      }
-      data_.resize(
-          SaturatingMul(static_cast<uint64_t>(elements), ItemSize(array_->metadata()->dtype)));
+      scope_.Name(msg_.store(), path_);
+      ZARRD_RETURN_IF_ERROR(state_.arrays.FindStore(msg_.store(), true));
+      ZARRD_ASSIGN_OR_RETURN(auto array, state_.arrays.Open(msg_.store(), path_));
+      ZARRD_ASSIGN_OR_RETURN(
+          write_, PrepareWrite(state_.config, msg_.selection(), path_, std::move(array)));
+      data_.resize(write_->nbytes);
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();
@@ -277,33 +238,28 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
   }
 
   Status Commit() {
-    if (!array_) return InvalidArgument("SetItemStream: no message named the array");
+    if (!write_) return InvalidArgument("SetItemStream: no message named the array");
     if (received_ != data_.size()) {
       return InvalidArgument("SetItemStream to array '" + path_ + "': received " +
                              std::to_string(received_) + " bytes, the selection needs " +
                              std::to_string(data_.size()) + "; nothing was written");
     }
     IoOptions io{.pool = nullptr, .cancelled = &cancelled_};
-    HostSource source(data_.data(), data_.size(), ItemSize(array_->metadata()->dtype));
-    ZARRD_RETURN_IF_ERROR(advanced_
-                              ? array_->WriteAdvanced(*advanced_, data_.data(), data_.size(), io)
-                              : array_->WriteFromSource(selection_, source, io));
+    ZARRD_RETURN_IF_ERROR(write_->WriteFrom(data_.data(), data_.size(), io));
     resp_->set_nbytes_written(data_.size());
     return OkStatus();
   }
 
-  ZarrdService* service_;
+  ServiceState& state_;
+  RequestScope scope_;
   pb::SetItemResponse* resp_;
   pb::SetItemRequest msg_;
   Status status_;
-  std::string store_, path_;
-  std::shared_ptr<Array> array_;
-  ResolvedSelection selection_;
-  std::optional<ResolvedAdvanced> advanced_;
+  std::string path_;
+  std::optional<PreparedWrite> write_;
   std::vector<uint8_t> data_;
   uint64_t received_ = 0;
   std::atomic<bool> cancelled_{false};
-  const Clock::time_point start_ = Clock::now();
 };
 
 // Writes `nbytes` in pieces, one write in flight as GetItemStream does: the transport alone.
@@ -311,68 +267,69 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
 // large as the stream (`distinct`).
 class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  StreamBytesReactor(ZarrdService* service, grpc::CallbackServerContext* context,
+  StreamBytesReactor(ServiceState& state, grpc::CallbackServerContext* context,
                      const grpc::ByteBuffer* raw)
-      : service_(service) {
-    service_->BeginRequest();
-    const ServerConfig& config = service_->config();
-    if (!config.enable_stream_bytes) {
-      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                          "StreamBytes is a benchmark RPC, off unless the config sets "
-                          "\"enable_stream_bytes\": true"));
+      : scope_(state.requests, *state.metrics, "StreamBytes", "", "") {
+    Status s = Start(state, context, raw);
+    if (!s.ok()) {
+      Finish(wire::ToGrpcStatus(scope_.Finish(s)));
       return;
-    }
-    grpc::ByteBuffer copy(*raw);
-    pb::StreamBytesRequest req;
-    if (!grpc::SerializationTraits<pb::StreamBytesRequest>::Deserialize(&copy, &req).ok()) {
-      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "StreamBytes: bad request"));
-      return;
-    }
-    const uint64_t cap = std::min(config.stream_bytes_max_bytes, config.max_result_bytes);
-    if (req.nbytes() > cap) {
-      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "StreamBytes: " + std::to_string(req.nbytes()) +
-                              " bytes exceed stream_bytes_max_bytes (or max_result_bytes), " +
-                              std::to_string(cap)));
-      return;
-    }
-    remaining_ = req.nbytes();
-    piece_ = req.piece_bytes() ? std::min<uint32_t>(req.piece_bytes(), 64u << 20)
-                               : service_->config().stream_piece_bytes;
-    distinct_ = req.distinct();
-    const uint64_t source_bytes = distinct_ ? remaining_ : std::min<uint64_t>(piece_, remaining_);
-    if (distinct_) {
-      // Built on gRPC's thread: it stops when the client cancels or its deadline passes.
-      source_ = service_->StreamBytesSource(source_bytes, [context] {
-        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
-      });
-      if (!source_) {
-        Finish(
-            grpc::Status(grpc::StatusCode::CANCELLED,
-                         "StreamBytes: cancelled or past its deadline while its buffer was built"));
-        return;
-      }
-    } else {
-      source_.reset(new uint8_t[source_bytes]());
     }
     Next();
   }
   void OnWriteDone(bool ok) override {
     if (!ok) {
-      Finish(grpc::Status::CANCELLED);
+      Finish(wire::ToGrpcStatus(scope_.Finish(Cancelled("client went away"))));
       return;
     }
     Next();
   }
-  void OnDone() override {
-    service_->EndRequest();
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
+  Status Start(ServiceState& state, grpc::CallbackServerContext* context,
+               const grpc::ByteBuffer* raw) {
+    ZARRD_RETURN_IF_ERROR(scope_.Admitted());
+    const ServerConfig& config = state.config;
+    if (!config.enable_stream_bytes) {
+      return Unimplemented(
+          "StreamBytes is a benchmark RPC, off unless the config sets \"enable_stream_bytes\": "
+          "true");
+    }
+    grpc::ByteBuffer copy(*raw);
+    pb::StreamBytesRequest req;
+    if (!grpc::SerializationTraits<pb::StreamBytesRequest>::Deserialize(&copy, &req).ok()) {
+      return InvalidArgument("StreamBytes: bad request");
+    }
+    scope_.Name("", std::to_string(req.nbytes()));
+    const uint64_t cap = std::min(config.stream_bytes_max_bytes, config.max_result_bytes);
+    if (req.nbytes() > cap) {
+      return ResourceExhausted("StreamBytes: " + std::to_string(req.nbytes()) +
+                               " bytes exceed stream_bytes_max_bytes (or max_result_bytes), " +
+                               std::to_string(cap));
+    }
+    remaining_ = req.nbytes();
+    piece_ = req.piece_bytes() ? std::min<uint32_t>(req.piece_bytes(), 64u << 20)
+                               : config.stream_piece_bytes;
+    distinct_ = req.distinct();
+    const uint64_t source_bytes = distinct_ ? remaining_ : std::min<uint64_t>(piece_, remaining_);
+    if (!distinct_) {
+      source_.reset(new uint8_t[source_bytes]());
+      return OkStatus();
+    }
+    // Built on gRPC's thread: it stops when the client cancels or its deadline passes.
+    source_ = state.stream_bytes_source.Get(source_bytes, [context] {
+      return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+    });
+    if (!source_) {
+      return Cancelled("StreamBytes: cancelled or past its deadline while its buffer was built");
+    }
+    return OkStatus();
+  }
+
   void Next() {
     if (remaining_ == 0) {
-      Finish(grpc::Status::OK);
+      Finish(wire::ToGrpcStatus(scope_.Finish(OkStatus())));
       return;
     }
     const uint64_t n = std::min<uint64_t>(piece_, remaining_);
@@ -382,7 +339,7 @@ class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     StartWrite(&msg_);
   }
 
-  ZarrdService* service_;
+  RequestScope scope_;
   uint64_t remaining_ = 0, sent_ = 0;
   uint32_t piece_ = 0;
   bool distinct_ = false;
@@ -394,17 +351,17 @@ class StreamBytesReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::StreamBytes(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* req) {
-  return new StreamBytesReactor(this, context, req);
+  return new StreamBytesReactor(state_, context, req);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* ZarrdService::GetItemStream(
     grpc::CallbackServerContext*, const grpc::ByteBuffer* req) {
-  return new GetItemStreamReactor(this, req);
+  return new GetItemStreamReactor(state_, req);
 }
 
 grpc::ServerReadReactor<pb::SetItemRequest>* ZarrdService::SetItemStream(
     grpc::CallbackServerContext*, pb::SetItemResponse* resp) {
-  return new SetItemStreamReactor(this, resp);
+  return new SetItemStreamReactor(state_, resp);
 }
 
 }  // namespace zarrd::server

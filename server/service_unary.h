@@ -1,13 +1,12 @@
 // What the unary handlers share (service.cc and service_nodes.cc): running a request's work
-// inline or on the executor, retrying work that found its array stale.
+// inline or on the executor in its RequestScope, retrying work that found its array stale.
 #pragma once
 
-#include <spdlog/spdlog.h>
-
 #include <atomic>
-#include <chrono>
+#include <memory>
 #include <string>
 
+#include "proto/error_detail.h"
 #include "server/service.h"
 
 namespace zarrd::server {
@@ -35,44 +34,30 @@ class UnaryReactor : public grpc::ServerUnaryReactor {
   void OnDone() override { delete this; }
 };
 
-inline std::string NodeName(const std::string& store, const std::string& path) {
-  return store + ":" + (path.empty() ? "/" : path);
-}
-
 }  // namespace internal
 
 template <typename Work>
-grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, const std::string& what,
-                                                 Dispatch dispatch, Work work) {
+grpc::ServerUnaryReactor* ZarrdService::RunUnary(const char* method, std::string store,
+                                                 std::string what, Dispatch dispatch, Work work) {
   auto* reactor = new internal::UnaryReactor;
-  if (draining_) {
-    reactor->Finish(wire::ToGrpcStatus(
-        Unavailable("zarrd is shutting down").WithReason(reason::kShuttingDown)));
+  auto scope = std::make_shared<RequestScope>(state_.requests, *state_.metrics, method,
+                                              std::move(store), std::move(what));
+  if (Status admitted = scope->Admitted(); !admitted.ok()) {
+    reactor->Finish(wire::ToGrpcStatus(scope->Finish(admitted)));
     return reactor;
   }
-  BeginRequest();
-  auto run = [this, reactor, method, what, work = std::move(work)](const char* where) mutable {
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = work(reactor->cancelled);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    spdlog::debug("{} {} -> {} ({:.3f} ms, {}){}{}", method, what, StatusCodeName(s.code()), ms,
-                  where, s.ok() ? "" : ": ", s.message());
-    const size_t colon = what.find(':');
-    metrics_->Request(method, colon == std::string::npos ? "" : what.substr(0, colon), s.code(),
-                      ms / 1000);
-    reactor->Finish(wire::ToGrpcStatus(s));
-    EndRequest();
+  auto run = [reactor, scope, work = std::move(work)](const char* where) mutable {
+    reactor->Finish(wire::ToGrpcStatus(scope->Finish(work(reactor->cancelled), where)));
   };
   if (dispatch == Dispatch::kShort) {
-    if (inline_running_.fetch_add(1) < config_.inline_requests) {
+    if (inline_running_.fetch_add(1) < state_.config.inline_requests) {
       run("inline");
       --inline_running_;
       return reactor;
     }
     --inline_running_;
   }
-  executor_.Submit([run = std::move(run)]() mutable { run("worker"); });
+  state_.executor.Submit([run = std::move(run)]() mutable { run("worker"); });
   return reactor;
 }
 

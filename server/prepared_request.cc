@@ -1,0 +1,137 @@
+#include "server/prepared_request.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/checked.h"
+#include "proto/selection_wire.h"
+
+namespace zarrd::server {
+namespace {
+
+std::string ArrayName(const std::string& path) { return "array '" + path + "'"; }
+
+void Describe(const ArrayMetadata& m, const std::vector<int64_t>& shape, int64_t elements,
+              pb::ArrayDescriptor* out) {
+  out->set_data_type(std::string(V3Name(m.dtype)));
+  out->set_numpy_dtype(m.result_typestr());
+  for (int64_t s : shape) out->add_shape(s);
+  out->set_nbytes(SaturatingMul(static_cast<uint64_t>(elements), ItemSize(m.dtype)));
+}
+
+// An orthogonal, point or mask selection resolved against `limit` bytes of result or input
+// (index lists cost the server 8 bytes an index, as the input they write costs its bytes).
+Result<ResolvedAdvanced> ResolveAdvanced(const ArrayMetadata& m, const std::string& path,
+                                         const pb::Selection& selection, uint64_t limit,
+                                         const char* limit_name) {
+  if (selection.ByteSizeLong() > limit) {
+    return ResourceExhausted(ArrayName(path) + ": the selection's " +
+                             std::to_string(selection.ByteSizeLong()) + " bytes exceed " +
+                             limit_name);
+  }
+  const int64_t max_elements = static_cast<int64_t>(
+      std::min<uint64_t>(limit / ItemSize(m.dtype), std::numeric_limits<int64_t>::max()));
+  auto resolved = AdvancedFromWire(selection, m.shape, max_elements);
+  if (!resolved.ok()) return resolved.status().WithContext(ArrayName(path));
+  if (resolved->num_elements > max_elements) {  // a mask's count is known once it is resolved
+    return ResourceExhausted(ArrayName(path) + ": the selection's " +
+                             std::to_string(resolved->num_elements) + " elements exceed " +
+                             limit_name);
+  }
+  return resolved;
+}
+
+Result<ResolvedSelection> ResolveBasic(const ArrayMetadata& m, const std::string& path,
+                                       const pb::Selection& selection) {
+  auto basic = BasicFromWire(selection, m.shape, m.chunk_shape);
+  if (!basic.ok()) return basic.status().WithContext(ArrayName(path));
+  auto resolved = ResolveSelection(*basic, m.shape);
+  if (!resolved.ok()) return resolved.status().WithContext(ArrayName(path));
+  return resolved;
+}
+
+Status CheckLimit(const std::string& path, const char* what, uint64_t nbytes, uint64_t limit,
+                  const char* limit_name) {
+  if (nbytes <= limit) return OkStatus();
+  return ResourceExhausted(ArrayName(path) + ": " + what + " of " + std::to_string(nbytes) +
+                           " bytes exceeds " + limit_name + " (" + std::to_string(limit) + ")");
+}
+
+}  // namespace
+
+Result<PrototypeKind> ResolvePrototype(const ServerConfig& config, const pb::GetItemRequest& req,
+                                       size_t rank) {
+  if (req.prototype() == pb::PROTOTYPE_HOST) {
+    if (req.has_device_region()) return InvalidArgument("device_region needs prototype DEVICE");
+    return PrototypeKind::kHost;
+  }
+  if (req.prototype() == pb::PROTOTYPE_DEVICE || req.has_device_region()) {
+    if (req.has_host_region()) return InvalidArgument("host_region needs prototype HOST");
+    return PrototypeKind::kDevice;
+  }
+  for (const auto& o : config.overrides) {
+    if (o.store == req.store() && o.path == req.path()) return o.prototype;
+  }
+  if (rank <= 1 || req.has_host_region()) return PrototypeKind::kHost;
+  return config.default_prototype;
+}
+
+Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRequest& req,
+                                 std::shared_ptr<Array> array) {
+  PreparedRead read;
+  read.metadata = array->metadata();
+  read.array = std::move(array);
+  const ArrayMetadata& m = *read.metadata;
+  ZARRD_ASSIGN_OR_RETURN(read.prototype, ResolvePrototype(config, req, m.rank()));
+  if (IsAdvanced(req.selection())) {
+    if (read.prototype == PrototypeKind::kDevice) {
+      return InvalidArgument(ArrayName(req.path()) +
+                             ": orthogonal, point and mask selections are served as HOST results");
+    }
+    ZARRD_ASSIGN_OR_RETURN(read.advanced,
+                           ResolveAdvanced(m, req.path(), req.selection(), config.max_result_bytes,
+                                           "max_result_bytes"));
+    Describe(m, read.advanced->result_shape, read.advanced->num_elements, &read.descriptor);
+  } else {
+    ZARRD_ASSIGN_OR_RETURN(read.selection, ResolveBasic(m, req.path(), req.selection()));
+    Describe(m, read.selection.result_shape, read.selection.num_elements(), &read.descriptor);
+  }
+  read.descriptor.set_prototype(read.prototype == PrototypeKind::kDevice ? pb::PROTOTYPE_DEVICE
+                                                                         : pb::PROTOTYPE_HOST);
+  ZARRD_RETURN_IF_ERROR(
+      CheckLimit(req.path(), "result", read.nbytes(), config.max_result_bytes, "max_result_bytes"));
+  return read;
+}
+
+Status PreparedRead::ReadInto(void* out, size_t n, const IoOptions& io) const {
+  return advanced ? array->ReadAdvanced(*advanced, out, n, io)
+                  : array->ReadResolved(selection, out, n, io);
+}
+
+Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selection& selection,
+                                   const std::string& path, std::shared_ptr<Array> array) {
+  PreparedWrite write;
+  auto m = array->metadata();
+  write.array = std::move(array);
+  if (IsAdvanced(selection)) {
+    ZARRD_ASSIGN_OR_RETURN(
+        write.advanced,
+        ResolveAdvanced(*m, path, selection, config.max_request_bytes, "max_request_bytes"));
+    write.nbytes =
+        SaturatingMul(static_cast<uint64_t>(write.advanced->num_elements), ItemSize(m->dtype));
+  } else {
+    ZARRD_ASSIGN_OR_RETURN(write.selection, ResolveBasic(*m, path, selection));
+    write.nbytes = write.selection.num_bytes(ItemSize(m->dtype));
+  }
+  ZARRD_RETURN_IF_ERROR(
+      CheckLimit(path, "input", write.nbytes, config.max_request_bytes, "max_request_bytes"));
+  return write;
+}
+
+Status PreparedWrite::WriteFrom(const void* in, size_t n, const IoOptions& io) const {
+  if (advanced) return array->WriteAdvanced(*advanced, in, n, io);
+  HostSource source(static_cast<const uint8_t*>(in), n, ItemSize(array->metadata()->dtype));
+  return array->WriteFromSource(selection, source, io);
+}
+
+}  // namespace zarrd::server

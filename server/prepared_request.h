@@ -1,0 +1,57 @@
+// What every read and write handler does before the engine runs, unary or streamed: the array
+// opened, the selection resolved (basic, or orthogonal / points / mask), the prototype chosen,
+// the size limits checked, the result described.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/array.h"
+#include "server/config.h"
+#include "zarrd/v1/zarrd.pb.h"
+
+namespace zarrd::server {
+
+namespace pb = ::zarrd::v1;
+
+// The request's prototype, else the array's override, else HOST for arrays of rank 0 or 1
+// (coordinates), else the server's default.
+Result<PrototypeKind> ResolvePrototype(const ServerConfig& config, const pb::GetItemRequest& req,
+                                       size_t rank);
+
+struct PreparedRead {
+  std::shared_ptr<Array> array;
+  std::shared_ptr<const ArrayMetadata> metadata;
+  PrototypeKind prototype = PrototypeKind::kHost;
+  ResolvedSelection selection;               // a basic selection, unless
+  std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one (HOST only)
+  pb::ArrayDescriptor descriptor;            // the result as the reply describes it
+
+  uint64_t nbytes() const { return descriptor.nbytes(); }
+  // Reads the selection (all of it: `n` is nbytes()) into host memory.
+  Status ReadInto(void* out, size_t n, const IoOptions& io) const;
+};
+
+// Prepares a GetItem or GetItemStream request of `array` (opened for req.store(), req.path()).
+// Errors name the array; a result past max_result_bytes is RESOURCE_EXHAUSTED.
+Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRequest& req,
+                                 std::shared_ptr<Array> array);
+
+struct PreparedWrite {
+  std::shared_ptr<Array> array;
+  ResolvedSelection selection;
+  std::optional<ResolvedAdvanced> advanced;
+  uint64_t nbytes = 0;  // the input the selection takes
+
+  // Writes the input (`n` must be nbytes()) from host memory.
+  Status WriteFrom(const void* in, size_t n, const IoOptions& io) const;
+};
+
+// Prepares a SetItem or SetItemStream request's `selection` of `array` (at `path`). An input past
+// max_request_bytes is RESOURCE_EXHAUSTED.
+Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selection& selection,
+                                   const std::string& path, std::shared_ptr<Array> array);
+
+}  // namespace zarrd::server

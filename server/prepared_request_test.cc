@@ -1,0 +1,121 @@
+#include "server/prepared_request.h"
+
+#include <gtest/gtest.h>
+
+#include "common/metadata.h"
+#include "common/store.h"
+
+namespace zarrd::server {
+namespace {
+
+// A 100 x 60 float32 array in 10 x 20 chunks, in memory.
+std::shared_ptr<Array> MakeArray() {
+  auto m = ParseV3ArrayMetadata(nlohmann::json::parse(R"({
+    "zarr_format": 3, "node_type": "array", "shape": [100, 60], "data_type": "float32",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 20]}},
+    "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]})"));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  auto array = Array::Create(MakeMemoryStore(), "a", *m);
+  EXPECT_TRUE(array.ok()) << array.status().ToString();
+  return *array;
+}
+
+pb::GetItemRequest Request(std::initializer_list<std::array<int64_t, 3>> slices) {
+  pb::GetItemRequest req;
+  req.set_store("s");
+  req.set_path("a");
+  for (const auto& [start, stop, step] : slices) {
+    auto* slice = req.mutable_selection()->add_items()->mutable_slice();
+    slice->set_start(start);
+    slice->set_stop(stop);
+    slice->set_step(step);
+  }
+  return req;
+}
+
+TEST(PrepareRead, DescribesTheResultAsNumpyShapesIt) {
+  // numpy: np.zeros((100, 60), "<f4")[5:95:3, -10:60:4].shape == (30, 3)
+  auto read = PrepareRead(ServerConfig{}, Request({{5, 95, 3}, {-10, 60, 4}}), MakeArray());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(std::vector<int64_t>(read->descriptor.shape().begin(), read->descriptor.shape().end()),
+            (std::vector<int64_t>{30, 3}));
+  EXPECT_EQ(read->nbytes(), 30u * 3 * 4);
+  EXPECT_EQ(read->descriptor.data_type(), "float32");
+  EXPECT_EQ(read->descriptor.numpy_dtype(), "<f4");
+  EXPECT_EQ(read->descriptor.prototype(), pb::PROTOTYPE_HOST);
+  EXPECT_FALSE(read->advanced.has_value());
+  std::vector<float> out(30 * 3, -1);
+  ASSERT_TRUE(read->ReadInto(out.data(), read->nbytes(), {}).ok());
+  EXPECT_EQ(out, std::vector<float>(30 * 3, 0.0f));  // the fill value: no chunk was written
+}
+
+TEST(PrepareRead, RefusesResultsOverMaxResultBytesNamingTheArray) {
+  ServerConfig config;
+  config.max_result_bytes = 100 * 60 * 4 - 1;
+  auto read = PrepareRead(config, Request({}), MakeArray());
+  ASSERT_EQ(read.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(read.status().message().find("array 'a'"), std::string::npos);
+  EXPECT_NE(read.status().message().find("exceeds max_result_bytes"), std::string::npos);
+  config.max_result_bytes = 100 * 60 * 4;
+  EXPECT_TRUE(PrepareRead(config, Request({}), MakeArray()).ok());
+}
+
+TEST(PrepareRead, AdvancedSelectionsAreHostResults) {
+  pb::GetItemRequest req = Request({});
+  req.mutable_selection()->set_mode(pb::SELECTION_MODE_ORTHOGONAL);
+  auto* rows = req.mutable_selection()->add_items()->mutable_indices();
+  for (int64_t i : {7, 3, 3}) rows->add_values(i);
+  req.mutable_selection()->add_items()->mutable_slice();
+  auto read = PrepareRead(ServerConfig{}, req, MakeArray());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE(read->advanced.has_value());
+  // numpy: np.zeros((100, 60))[np.ix_([7, 3, 3], np.arange(60))].shape == (3, 60)
+  EXPECT_EQ(read->nbytes(), 3u * 60 * 4);
+  req.set_prototype(pb::PROTOTYPE_DEVICE);
+  EXPECT_EQ(PrepareRead(ServerConfig{}, req, MakeArray()).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(ResolvePrototype, RequestThenOverrideThenRankThenDefault) {
+  ServerConfig config;
+  config.default_prototype = PrototypeKind::kDevice;
+  config.overrides.push_back({.store = "s", .path = "a", .prototype = PrototypeKind::kHost});
+  pb::GetItemRequest req = Request({});
+  EXPECT_EQ(*ResolvePrototype(config, req, 2), PrototypeKind::kHost);  // the override
+  req.set_path("b");
+  EXPECT_EQ(*ResolvePrototype(config, req, 2), PrototypeKind::kDevice);  // the default
+  EXPECT_EQ(*ResolvePrototype(config, req, 1), PrototypeKind::kHost);    // a coordinate
+  req.set_prototype(pb::PROTOTYPE_DEVICE);
+  EXPECT_EQ(*ResolvePrototype(config, req, 1), PrototypeKind::kDevice);
+  req.mutable_host_region()->set_region_id("r");
+  EXPECT_EQ(ResolvePrototype(config, req, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PrepareWrite, RefusesInputOverMaxRequestBytes) {
+  ServerConfig config;
+  config.max_request_bytes = 10 * 60 * 4;
+  auto ten_rows = PrepareWrite(config, Request({{0, 10, 1}}).selection(), "a", MakeArray());
+  ASSERT_TRUE(ten_rows.ok()) << ten_rows.status().ToString();
+  EXPECT_EQ(ten_rows->nbytes, 10u * 60 * 4);
+  auto eleven = PrepareWrite(config, Request({{0, 11, 1}}).selection(), "a", MakeArray());
+  EXPECT_EQ(eleven.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(eleven.status().message().find("max_request_bytes"), std::string::npos);
+}
+
+TEST(PrepareWrite, WritesWhatAReadThenReturns) {
+  auto array = MakeArray();
+  pb::Selection rows = Request({{98, 100, 1}, {0, 60, 30}}).selection();
+  auto write = PrepareWrite(ServerConfig{}, rows, "a", array);
+  ASSERT_TRUE(write.ok()) << write.status().ToString();
+  const std::vector<float> in = {1.5f, -2.0f, 3.25f, 4.0f};  // rows 98, 99 at columns 0, 30
+  ASSERT_TRUE(write->WriteFrom(in.data(), in.size() * 4, {}).ok());
+  auto read = PrepareRead(ServerConfig{}, Request({{97, 100, 1}, {0, 31, 30}}), array);
+  ASSERT_TRUE(read.ok());
+  std::vector<float> out(6);
+  ASSERT_TRUE(read->ReadInto(out.data(), out.size() * 4, {}).ok());
+  EXPECT_EQ(out, (std::vector<float>{0, 0, 1.5f, -2.0f, 3.25f, 4.0f}));
+}
+
+}  // namespace
+}  // namespace zarrd::server
