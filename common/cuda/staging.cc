@@ -6,6 +6,22 @@
 #include "common/cuda/zstd_kernel.h"
 
 namespace zarrd::cuda {
+namespace {
+
+// Buffers grow to powers of two, and past 64 MiB to multiples of it (a batch slot of 300 MiB
+// would otherwise take 512).
+size_t GrownSize(size_t nbytes) {
+  constexpr size_t kStep = size_t{64} << 20;
+  if (nbytes <= kStep) return std::bit_ceil(std::max<size_t>(nbytes, 64 << 10));
+  return (nbytes + kStep - 1) / kStep * kStep;
+}
+
+}  // namespace
+
+StagingPool::StagingPool(int device, size_t max_slots, size_t batch_slots)
+    : device_(device), max_slots_(max_slots) {
+  if (batch_slots > 0) batch_pool_ = std::make_unique<StagingPool>(device, batch_slots, 0);
+}
 
 StagingPool::~StagingPool() {
   cudaSetDevice(device_);
@@ -55,7 +71,7 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
 
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
   if (slot->pinned_bytes < pinned_bytes) {
-    const size_t size = std::bit_ceil(std::max<size_t>(pinned_bytes, 64 << 10));
+    const size_t size = GrownSize(pinned_bytes);
     cudaFreeHost(slot->pinned);
     slot->pinned = nullptr;
     slot->pinned_bytes = 0;
@@ -67,7 +83,7 @@ Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_
     slot->pinned_bytes = size;
   }
   if (slot->scratch_bytes < scratch_bytes) {
-    const size_t size = std::bit_ceil(std::max<size_t>(scratch_bytes, 64 << 10));
+    const size_t size = GrownSize(scratch_bytes);
     cudaFree(slot->scratch);
     slot->scratch = nullptr;
     slot->scratch_bytes = 0;
