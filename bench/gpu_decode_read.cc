@@ -61,6 +61,7 @@ int Main(int argc, char** argv) {
     if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
     if (k == "--array") only = argv[i + 1];
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
   auto store = *OpenLocalStore(dir);

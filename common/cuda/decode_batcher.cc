@@ -35,7 +35,8 @@ Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::Encod
     if (batch_.open() && !closed_) {
       ZARRD_RETURN_IF_ERROR(Close());
     } else if (batch_.open()) {
-      launched_.wait(lock, [&] { return !batch_.open(); });
+      // Not `!batch_.open()`: another thread may open the next batch first.
+      launched_.wait(lock, [&] { return !closed_; });
     } else {
       if (records_ == nullptr) {
         records_bytes_ = std::max<size_t>(num_chunks_, 1) * sizeof(decode::DecodeTask);
