@@ -42,7 +42,11 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
   {
     std::unique_lock lock(mutex_);
     available_.wait(lock, [&] { return !free_.empty() || slots_.size() < max_slots_; });
-    if (!free_.empty()) {
+    // A free slot whose work is still queued would make this caller wait for it: below the
+    // limit, a new slot is made instead (else each decode batch of a read took the slot the
+    // last one had just given back and waited for that batch's decoding).
+    if (!free_.empty() &&
+        (slots_.size() >= max_slots_ || cudaEventQuery(free_.front()->done) == cudaSuccess)) {
       slot = free_.front();
       free_.pop_front();
     } else {

@@ -42,8 +42,9 @@ class StagingPool {
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
 
-  // A slot whose buffers hold `nbytes` and whose earlier work has finished; waits while all
-  // slots are taken.
+  // A slot whose buffers hold `nbytes` and whose earlier work has finished: the oldest free one
+  // when its work is done or the pool is at its limit, else a new one; waits while all slots are
+  // taken.
   Result<StagingSlot*> Acquire(size_t nbytes) { return Acquire(nbytes, nbytes); }
   Result<StagingSlot*> Acquire(size_t pinned_bytes, size_t scratch_bytes);
   // After queuing work on slot->stream: records slot->done and returns the slot.
