@@ -6,9 +6,9 @@
 // A read holds at most one batch slot, and none while it waits for one. Finish waits for the
 // decoding and fails with DATA_LOSS naming the first chunk that did not decode.
 //
-// Memory, per device: the batch pool's slots, each at most about 290 MiB pinned and 820 MiB on
-// the device (EncodedBatch), grown on first use and kept; a read's decode records (pinned, 48
-// bytes a chunk).
+// Memory, per device: the batch pool's 4 slots, each at most about 320 MiB pinned and 830 MiB on
+// the device (EncodedBatch), grown on first use and kept; a read's decode records (pinned, a
+// DecodeTask a chunk).
 #pragma once
 
 #include <condition_variable>

@@ -20,7 +20,10 @@ size_t GrownSize(size_t nbytes) {
 
 StagingPool::StagingPool(int device, size_t max_slots, size_t batch_slots)
     : device_(device), max_slots_(max_slots) {
-  if (batch_slots > 0) batch_pool_ = std::make_unique<StagingPool>(device, batch_slots, 0);
+  if (batch_slots > 0) {
+    batch_pool_ = std::make_unique<StagingPool>(device, batch_slots, 0);
+    batch_pool_->blocking_waits_ = true;
+  }
 }
 
 StagingPool::~StagingPool() {
@@ -54,8 +57,9 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
       Status s = CudaStatus(cudaStreamCreateWithFlags(&created->stream, cudaStreamNonBlocking),
                             "staging stream");
       if (s.ok()) {
-        s = CudaStatus(cudaEventCreateWithFlags(&created->done, cudaEventDisableTiming),
-                       "staging event");
+        const unsigned flags =
+            cudaEventDisableTiming | (blocking_waits_ ? cudaEventBlockingSync : 0);
+        s = CudaStatus(cudaEventCreateWithFlags(&created->done, flags), "staging event");
       }
       if (!s.ok()) return s;
       ZARRD_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(created->done, created->stream), "event"));

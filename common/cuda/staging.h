@@ -72,6 +72,9 @@ class StagingPool {
   std::multimap<size_t, uint8_t*> free_records_;  // by size (powers of two)
   std::vector<uint8_t*> all_records_;
   std::unique_ptr<StagingPool> batch_pool_;  // none when batch_slots is 0: this pool
+  // Waits for a slot's work block the thread instead of spinning (the batch pool's, which last
+  // a kernel's run, up to a hundred milliseconds, would otherwise hold a core each).
+  bool blocking_waits_ = false;
 };
 
 }  // namespace zarrd::cuda
