@@ -16,6 +16,14 @@ size_t GrownSize(size_t nbytes) {
   return (nbytes + kStep - 1) / kStep * kStep;
 }
 
+// Whether the slot's queued work has finished. A "not ready" answer is recorded as the thread's
+// last error, which the next kernel launch's check would report: it is cleared.
+bool Idle(const StagingSlot* slot) {
+  const cudaError_t e = cudaEventQuery(slot->done);
+  if (e == cudaErrorNotReady) (void)cudaGetLastError();
+  return e == cudaSuccess;
+}
+
 }  // namespace
 
 StagingPool::StagingPool(int device, size_t max_slots, size_t batch_slots)
@@ -48,8 +56,7 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
     // A free slot whose work is still queued would make this caller wait for it: below the
     // limit, a new slot is made instead (else each decode batch of a read took the slot the
     // last one had just given back and waited for that batch's decoding).
-    if (!free_.empty() &&
-        (slots_.size() >= max_slots_ || cudaEventQuery(free_.front()->done) == cudaSuccess)) {
+    if (!free_.empty() && (slots_.size() >= max_slots_ || Idle(free_.front()))) {
       slot = free_.front();
       free_.pop_front();
     } else {
