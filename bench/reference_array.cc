@@ -44,6 +44,13 @@ ArrayMetadata ReferenceMetadata(const ReferenceOptions& o) {
   m.chunk_shape = {o.chunk, o.chunk};
   m.dtype = DataType::kFloat32;
   m.fill_value = FillValue(4, 0);
+  if (o.blosc) {
+    m.format = ZarrFormat::kV2;
+    m.v2_endian = Endian::kLittle;
+    m.v2_compressor = nlohmann::json::parse(
+        R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1,"blocksize":0})");
+    return m;
+  }
   m.codecs = nlohmann::json::array(
       {{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
        {{"name", "zstd"}, {"configuration", {{"level", o.zstd_level}, {"checksum", false}}}}});
@@ -84,8 +91,10 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store
   const double t0 = NowSeconds();
   ZARRD_RETURN_IF_ERROR(array->Write({}, values.data(), values.size() * 4, {.pool = &pool}));
   const double dt = NowSeconds() - t0;
-  std::printf("wrote the reference array: %.2f GB/s (%.2f s, engine write incl. zstd-%d)\n",
-              values.size() * 4 / dt / 1e9, dt, options.zstd_level);
+  std::printf(
+      "wrote the reference array: %.2f GB/s (%.2f s, engine write incl. %s)\n",
+      values.size() * 4 / dt / 1e9, dt,
+      options.blosc ? "blosc lz4 5" : ("zstd-" + std::to_string(options.zstd_level)).c_str());
   return array;
 }
 

@@ -1,5 +1,6 @@
 // The reference array of the benchmarks: 16384 x 16384 float32 (1 GiB), 512 x 512 chunks,
-// bytes + zstd level 3, values a smooth field plus noise rounded to 0.01.
+// bytes + zstd level 3 (R1), or a v2 array of blosc lz4 level 5 with byte shuffle (R4); values
+// a smooth field plus noise rounded to 0.01.
 #pragma once
 
 #include <functional>
@@ -13,6 +14,7 @@ struct ReferenceOptions {
   int64_t extent = 16384;
   int64_t chunk = 512;
   int zstd_level = 3;
+  bool blosc = false;  // R4's v2 blosc lz4 5 + shuffle instead of zstd
 };
 
 // Opens `path` in `store` when it already holds the reference array, else writes it (printing

@@ -17,17 +17,18 @@ enum class GpuDecodeMode { kAuto, kAlways, kNever };
 Result<GpuDecodeMode> ParseGpuDecodeMode(std::string_view name);
 const char* GpuDecodeModeName(GpuDecodeMode mode);
 
-// auto decodes reads of at least this many chunks on the GPU. A guess, not a measurement: one
-// kernel launch and a result check cost tens of microseconds, about one chunk's CPU decode.
+// auto decodes reads of at least this many chunks of auto_families on the GPU. No crossover was
+// measured (the GPU lost at every size, see auto_families): the floor keeps one-chunk reads, where
+// a kernel's per-chunk latency (5-120 ms) dwarfs a CPU decode (under 3 ms), on the CPUs.
 constexpr size_t kGpuDecodeMinChunks = 16;
 
 struct GpuDecodePolicy {
   GpuDecodeMode mode = GpuDecodeMode::kAuto;
   size_t min_chunks = kGpuDecodeMinChunks;
-  // What auto decodes on the GPU: the compressors measured faster there end to end. None yet. R1
-  // (zstd 3, 1 MiB chunks) read to DEVICE at 0.33 GB/s decoding on the GPU against 4.11 on the 16
-  // CPUs (bench/device_read, H200): a launch holds at most 24 such chunks, a warp each, which
-  // leaves the GPU nearly idle. blosc is unmeasured end to end; deflate's kernel alone decoded
+  // What auto decodes on the GPU: the compressors measured faster there end to end. None: on
+  // the H200 with 16 cores (bench/gpu_decode_read) reads of 1 to 1024 chunks of 1 MiB took
+  // 3.9-43x the CPU path's time decoding zstd 3 on the GPU and 1.6-7x for blosc lz4 + shuffle
+  // (whole arrays 1.85 against 8.68 GB/s, 15.4 against 33.6). Deflate's kernel alone decoded
   // 0.3 GB/s where the CPUs decode 2.0 (bench/decode_kernels).
   std::vector<CompressorFamily> auto_families;
   // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.

@@ -4,12 +4,12 @@
 #include <utility>
 
 #include "common/cuda/cuda_status.h"
-#include "common/decode/host_device.h"
 
 namespace zarrd::cuda {
 
 void DeviceSink::Start(size_t num_chunks) {
   num_chunks_ = num_chunks;
+  decoder_.Start(num_chunks);
   deferred_.resize(num_chunks);
   keepalive_.resize(num_chunks);
   num_deferred_ = 0;
@@ -65,117 +65,18 @@ Status DeviceSink::Flush(Group& g) {
   return s.ok() ? released : s;
 }
 
-Status DeviceSink::FlushEncoded(Group& g) {
-  if (!g.encoded.open()) return OkStatus();
-  const size_t n = g.encoded.count();
-  const size_t base = num_records_.fetch_add(n);
-  if (base + n > wheres_.size()) {
-    StagingSlot* unused = nullptr;
-    (void)g.encoded.Flush(staging_, nullptr, &unused);
-    return Internal("a read handed over more encoded chunks than it has");
-  }
-  auto* records = reinterpret_cast<decode::DecodeTask*>(records_) + base;
-  for (size_t i = 0; i < n; ++i) {
-    wheres_[base + i] = std::move(g.wheres[i]);
-    codecs_[base + i] = g.codecs[i];
-    records[i].error = EncodedBatch::kNotRun;
-  }
-  g.wheres.clear();
-  g.codecs.clear();
-  StagingSlot* used = nullptr;
-  Status s = g.encoded.Flush(staging_, records, &used);
-  if (used != nullptr) {
-    std::lock_guard lock(mutex_);
-    used_.insert(used);
-  }
-  return s;
-}
-
-Status DeviceSink::FlushBoth(Group& g) {
-  Status plain = Flush(g);
-  Status encoded = FlushEncoded(g);
-  return plain.ok() ? encoded : plain;
-}
-
-Status DeviceSink::AcquireRecords() {
-  std::lock_guard lock(records_mutex_);
-  if (records_ != nullptr) return OkStatus();
-  records_bytes_ = std::max<size_t>(num_chunks_, 1) * sizeof(decode::DecodeTask);
-  ZARRD_ASSIGN_OR_RETURN(records_, staging_.AcquireRecords(records_bytes_));
-  wheres_.assign(num_chunks_, std::string());
-  codecs_.assign(num_chunks_, GpuCodec::kZstd);
-  return OkStatus();
-}
-
 Status DeviceSink::CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) {
-  ZARRD_RETURN_IF_ERROR(AcquireRecords());
-  Group& g = ThreadGroup();
-  ZARRD_RETURN_IF_ERROR(Flush(g));
-  if (g.encoded.open() &&
-      !g.encoded.Takes(chunk.codec, chunk.swap_unit, encoded.size(), chunk.decoded_bytes)) {
-    ZARRD_RETURN_IF_ERROR(FlushEncoded(g));
-  }
-  if (!g.encoded.open()) {
-    ZARRD_RETURN_IF_ERROR(g.encoded.Open(staging_, chunk.codec, chunk.swap_unit, encoded.size(),
-                                         chunk.decoded_bytes));
-  }
-  ZARRD_RETURN_IF_ERROR(g.encoded.Add(encoded, p, out_, elem_size_));
-  g.wheres.push_back(std::move(chunk.where));
-  g.codecs.push_back(chunk.codec);
-  return g.encoded.full() ? FlushEncoded(g) : OkStatus();
-}
-
-namespace {
-
-Status DecodeFailure(decode::DecodeError e, GpuCodec codec) {
-  const std::string what = std::string(GpuCodecName(codec)) + " (decoded on the GPU): ";
-  if (e == EncodedBatch::kNotRun) return Internal(what + "the decode kernel did not run");
-  if (e == decode::DecodeError::kUnsupported) {
-    return Unimplemented(what + decode::DecodeErrorName(e) +
-                         "; gpu_decode \"never\" decodes it on the CPU");
-  }
-  return DataLoss(what + decode::DecodeErrorName(e));
-}
-
-}  // namespace
-
-Status DeviceSink::CheckDecoded() {
-  const auto* records = reinterpret_cast<const decode::DecodeTask*>(records_);
-  const size_t n = num_records_.load();
-  Status first;
-  size_t failed = 0;
-  for (size_t i = 0; i < n; ++i) {
-    decode::DecodeError e = records[i].error;
-    if (e == decode::DecodeError::kOk && records[i].written != records[i].dst_size) {
-      e = decode::DecodeError::kOutputShort;
-    }
-    if (e == decode::DecodeError::kOk) continue;
-    if (failed++ == 0) first = DecodeFailure(e, codecs_[i]).WithContext(wheres_[i]);
-  }
-  if (failed > 1) {
-    first = Status(first.code(), first.message() + " (and " + std::to_string(failed - 1) +
-                                     " more chunks of this read)");
-  }
-  return first;
-}
-
-void DeviceSink::ReleaseRecords() {
-  staging_.ReleaseRecords(records_, records_bytes_);
-  records_ = nullptr;
-  num_records_ = 0;
-  wheres_.clear();
-  codecs_.clear();
+  // The batcher may wait for a batch slot: this thread must hold no upload slot meanwhile.
+  ZARRD_RETURN_IF_ERROR(Flush(ThreadGroup()));
+  return decoder_.Add(p, encoded, std::move(chunk));
 }
 
 DeviceSink::~DeviceSink() {
-  if (records_ == nullptr) return;
   for (StagingSlot* slot : used_) cudaEventSynchronize(slot->done);
-  ReleaseRecords();
 }
 
 Result<ChunkSink::Buffer> DeviceSink::Begin(const Placement& p, size_t chunk_bytes) {
   Group& g = ThreadGroup();
-  ZARRD_RETURN_IF_ERROR(FlushEncoded(g));
   if (g.slot != nullptr && g.chunk_bytes != chunk_bytes) ZARRD_RETURN_IF_ERROR(Flush(g));
   if (g.slot == nullptr) {
     const size_t capacity =
@@ -207,7 +108,7 @@ Status DeviceSink::LeaveThread() {
     g = std::move(it->second);
     groups_.erase(it);
   }
-  return FlushBoth(*g);
+  return Flush(*g);
 }
 
 // The chunk's place in its group is handed out again by the next Begin.
@@ -252,32 +153,25 @@ Status DeviceSink::Finish() {
   // Batches that did not fill (chunks decoded on the host defer nothing) launch now.
   const size_t deferred = num_deferred_.load();
   for (size_t b = 0; b * kBatch < deferred; ++b) LaunchBatch(b);
-  Status status = launch_status_;
+  Status status = decoder_.Finish();
+  if (status.ok()) status = launch_status_;
   {
     // Groups of threads that did not leave (a read not run by ThreadPool::ParallelFor).
     std::lock_guard lock(groups_mutex_);
     for (auto& [thread, g] : groups_) {
-      Status s = FlushBoth(*g);
+      Status s = Flush(*g);
       if (status.ok()) status = s;
     }
     groups_.clear();
   }
   // A slot's `done` may be recorded again by a later user of the slot, after more work on the
-  // same stream: waiting for that covers this result's work too. The decode results of encoded
-  // chunks are read here, so their work is waited for also with a join stream.
-  const bool decoded = records_ != nullptr;
+  // same stream: waiting for that covers this result's work too.
   for (StagingSlot* slot : used_) {
-    Status s = join_ && !decoded
-                   ? CudaStatus(cudaStreamWaitEvent(join_, slot->done, 0), "device result")
-                   : CudaStatus(cudaEventSynchronize(slot->done), "device result");
+    Status s = join_ ? CudaStatus(cudaStreamWaitEvent(join_, slot->done, 0), "device result")
+                     : CudaStatus(cudaEventSynchronize(slot->done), "device result");
     if (status.ok()) status = s;
   }
   used_.clear();
-  if (decoded) {
-    Status checked = CheckDecoded();
-    if (status.ok()) status = checked;
-    ReleaseRecords();
-  }
   deferred_.clear();
   if (!join_) keepalive_.clear();  // with a join stream, TakeHeld hands them on
   launch_status_ = OkStatus();

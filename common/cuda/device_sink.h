@@ -8,11 +8,10 @@
 // once, and TakeHeld() then gives the GPU memory the queued copies still read.
 //
 // Reads that the GPU decodes (the policy says so and the chain is one PlanGpuChain accepts) hand
-// over chunks still encoded: each thread packs them into an EncodedBatch of its own, which goes
-// up and is decoded in one kernel launch when full or when the thread leaves. A thread holds at
-// most one slot for both kinds of group. Finish then waits for the decoding, also on a `join`
-// stream (the kernels' verdicts are read on the host), and fails with DATA_LOSS naming the first
-// chunk that did not decode.
+// over chunks still encoded: a DecodeBatcher gathers them from all threads into large batches,
+// each decoded by one kernel launch. Finish then waits for the decoding, also on a `join` stream
+// (the kernels' verdicts are read on the host), and fails with DATA_LOSS naming the first chunk
+// that did not decode.
 #pragma once
 
 #include <atomic>
@@ -25,7 +24,7 @@
 
 #include "common/chunk_sink.h"
 #include "common/cuda/copy_kernels.h"
-#include "common/cuda/encoded_batch.h"
+#include "common/cuda/decode_batcher.h"
 #include "common/cuda/staging.h"
 
 namespace zarrd::cuda {
@@ -36,7 +35,12 @@ class DeviceSink final : public ChunkSink {
   // with `elem_size`-byte elements.
   DeviceSink(StagingPool& staging, uint8_t* out, size_t elem_size, cudaStream_t join = nullptr,
              GpuDecodePolicy gpu_decode = {})
-      : staging_(staging), out_(out), elem_size_(elem_size), join_(join), gpu_decode_(gpu_decode) {}
+      : staging_(staging),
+        out_(out),
+        elem_size_(elem_size),
+        join_(join),
+        gpu_decode_(gpu_decode),
+        decoder_(staging, out, elem_size) {}
   ~DeviceSink() override;
 
   void Start(size_t num_chunks) override;
@@ -71,20 +75,10 @@ class DeviceSink final : public ChunkSink {
     size_t capacity = 0;  // chunks
     size_t count = 0;
     StridedCopyDesc descs[kMaxGroup];
-    EncodedBatch encoded;
-    std::vector<std::string> wheres;  // of the encoded chunks
-    std::vector<GpuCodec> codecs;
   };
   Group& ThreadGroup();
   // Uploads the group's chunks, queues their placing kernels and gives the slot back.
   Status Flush(Group& g);
-  // The same for the group's encoded chunks, which are decoded first.
-  Status FlushEncoded(Group& g);
-  Status FlushBoth(Group& g);
-  // Checks the decode results of the encoded chunks (their work has finished).
-  Status CheckDecoded();
-  Status AcquireRecords();
-  void ReleaseRecords();
 
   void Defer(const StridedCopyDesc& desc, std::shared_ptr<const void> keepalive);
   // Launches deferred_[b * kBatch, ...) once every one of its descriptors is written.
@@ -111,15 +105,8 @@ class DeviceSink final : public ChunkSink {
   std::atomic<size_t> num_deferred_{0};
   std::unique_ptr<std::atomic<uint32_t>[]> batch_filled_;
   std::unique_ptr<std::atomic<bool>[]> batch_launched_;
-  // Encoded chunks: the kernels' results land in records_ (pinned, a record per chunk, claimed
-  // per batch), and wheres_/codecs_ name them.
   GpuDecodePolicy gpu_decode_;
-  std::mutex records_mutex_;
-  uint8_t* records_ = nullptr;
-  size_t records_bytes_ = 0;
-  std::atomic<size_t> num_records_{0};
-  std::vector<std::string> wheres_;
-  std::vector<GpuCodec> codecs_;
+  DecodeBatcher decoder_;  // the encoded chunks
 };
 
 }  // namespace zarrd::cuda

@@ -1,6 +1,7 @@
 #include "common/cuda/encoded_batch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -24,61 +25,68 @@ bool EncodedBatch::Takes(GpuCodec codec, uint32_t swap_unit, size_t encoded_byte
 }
 
 Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit,
-                          size_t encoded_bytes, size_t decoded_bytes) {
+                          size_t encoded_bytes, size_t decoded_bytes, size_t max_chunks) {
   codec_ = codec;
   swap_unit_ = swap_unit;
   decoded_bytes_ = decoded_bytes;
-  capacity_ =
-      std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_stride(), 1), 1, kMaxChunks);
+  capacity_ = std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_stride(), 1), 1,
+                                 std::clamp<size_t>(max_chunks, 1, kMaxChunks));
   tasks_at_ = Align(capacity_ * sizeof(StridedCopyDesc));
   offsets_at_ = tasks_at_ + Align(capacity_ * sizeof(decode::DecodeTask));
   encoded_at_ = offsets_at_ + Align(capacity_ * sizeof(uint64_t));
-  // The slots' buffers grow to powers of two: the layout stays within kEncodedBytes.
-  encoded_cap_ = std::max(kEncodedBytes - encoded_at_, Align(encoded_bytes, 16));
+  // Encoded chunks rarely pass their decoded size by much (stored blocks, headers); a batch
+  // whose chunks do closes early (Takes).
+  encoded_cap_ = std::max(capacity_ * Align(decoded_stride() + decoded_stride() / 16 + 64, 16),
+                          Align(encoded_bytes, 16));
   decoded_at_ = encoded_at_ + Align(encoded_cap_);
   scratch_at_ = decoded_at_ + capacity_ * decoded_stride();
   const size_t device_bytes =
       scratch_at_ + (codec == GpuCodec::kBlosc ? capacity_ * decoded_stride() : 0);
   ZARRD_ASSIGN_OR_RETURN(slot_, staging.Acquire(encoded_at_ + encoded_cap_, device_bytes));
-  if (codec == GpuCodec::kZstd && slot_->zstd_slots < static_cast<int>(kMaxChunks)) {
+  const int warps = static_cast<int>(std::bit_ceil(std::max<size_t>(capacity_, 64)));
+  if (codec == GpuCodec::kZstd && slot_->zstd_slots < warps) {
     if (slot_->zstd_workspaces) FreeZstdWorkspaces(slot_->zstd_workspaces);
     slot_->zstd_workspaces = nullptr;
     slot_->zstd_slots = 0;
-    auto ws = AllocateZstdWorkspaces(static_cast<int>(kMaxChunks));
+    auto ws = AllocateZstdWorkspaces(warps);
     if (!ws.ok()) {
       (void)staging.Release(std::exchange(slot_, nullptr), false);
       return ws.status();
     }
     slot_->zstd_workspaces = *ws;
-    slot_->zstd_slots = static_cast<int>(kMaxChunks);
+    slot_->zstd_slots = warps;
   }
   count_ = 0;
   encoded_used_ = 0;
-  tasks_.clear();
-  descs_.clear();
+  encoded_offsets_.resize(capacity_);
+  tasks_.resize(capacity_);
+  descs_.resize(capacity_);
   return OkStatus();
 }
 
-Status EncodedBatch::Add(ByteView encoded, const Placement& p, uint8_t* out, size_t elem_size) {
-  uint8_t* decoded = slot_->scratch + decoded_at_ + count_ * decoded_stride();
-  ZARRD_ASSIGN_OR_RETURN(
-      StridedCopyDesc desc,
-      MakeCopyDesc(decoded + p.chunk_offset, p.chunk_strides.data(), out + p.result_offset,
-                   p.result_strides.data(), p.counts.data(), p.counts.size(), elem_size));
-  if (!encoded.empty()) {
-    std::memcpy(slot_->pinned + encoded_at_ + encoded_used_, encoded.data(), encoded.size());
-  }
-  decode::DecodeTask task;
+Result<size_t> EncodedBatch::Reserve(size_t encoded_bytes, const Placement& p, uint8_t* out,
+                                     size_t elem_size) {
+  const size_t i = count_;
+  uint8_t* decoded = slot_->scratch + decoded_at_ + i * decoded_stride();
+  ZARRD_ASSIGN_OR_RETURN(descs_[i], MakeCopyDesc(decoded + p.chunk_offset, p.chunk_strides.data(),
+                                                 out + p.result_offset, p.result_strides.data(),
+                                                 p.counts.data(), p.counts.size(), elem_size));
+  decode::DecodeTask& task = tasks_[i];
+  task = decode::DecodeTask();
   task.src = slot_->scratch + encoded_at_ + encoded_used_;
-  task.src_size = encoded.size();
+  task.src_size = encoded_bytes;
   task.dst = decoded;
   task.dst_size = decoded_bytes_;
   task.error = kNotRun;
-  tasks_.push_back(task);
-  descs_.push_back(desc);
-  encoded_used_ += Align(encoded.size(), 16);
+  encoded_offsets_[i] = encoded_used_;
+  encoded_used_ += Align(encoded_bytes, 16);
   ++count_;
-  return OkStatus();
+  return i;
+}
+
+void EncodedBatch::Write(size_t i, ByteView encoded) {
+  if (encoded.empty()) return;
+  std::memcpy(slot_->pinned + encoded_at_ + encoded_offsets_[i], encoded.data(), encoded.size());
 }
 
 Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, StagingSlot** used) {
@@ -124,8 +132,6 @@ Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, St
                                    cudaMemcpyDeviceToHost, stream),
                    "decode results download");
   }
-  tasks_.clear();
-  descs_.clear();
   encoded_used_ = 0;
   Status released = staging.Release(slot, true);
   return s.ok() ? released : s;

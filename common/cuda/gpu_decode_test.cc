@@ -188,7 +188,7 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   cudaFree(out);
 }
 
-// Chunks of 1 MiB: batches fill by decoded bytes (24 a launch), several threads at once.
+// Chunks of 1 MiB, several threads at once: one shared batch per read, as large as the read.
 TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ZARRD_REQUIRE_GPU();
   Case c{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
@@ -212,6 +212,64 @@ TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
     EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
     cudaFree(out);
   }
+}
+
+// 2500 chunks (more than EncodedBatch::kMaxChunks, so several launches) from 4 threads, blosc
+// lz4 containers with every 7th chunk a blosc zstd one (decoded on the CPUs in the same read);
+// then one lz4 chunk corrupt among them.
+TEST(GpuDecodeBatches, ManyChunksMixedWithHostChunksAndACorruptOne) {
+  ZARRD_REQUIRE_GPU();
+  Case lz4{"lz4", R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,
+           "shuffle":"shuffle","typesize":4}})"};
+  Case zstd{"zstd", R"({"name":"blosc","configuration":{"cname":"zstd","clevel":5,
+            "shuffle":"shuffle","typesize":4}})"};
+  ArrayMetadata m = Meta(lz4);
+  m.shape = {50 * 16, 50 * 12};
+  std::shared_ptr<Store> store = MakeMemoryStore();
+  auto array = *Array::Create(store, "many", m);
+  ArrayMetadata mz = Meta(zstd);
+  mz.shape = m.shape;
+  std::shared_ptr<Store> zstd_store = MakeMemoryStore();
+  auto zstd_array = *Array::Create(zstd_store, "many", mz);
+  const auto values = Pattern(m.shape[0] * m.shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  ASSERT_TRUE(zstd_array->Write({}, values.data(), values.size() * 4).ok());
+  size_t host_chunks = 0;
+  for (int i = 0; i < 50; ++i) {
+    for (int j = 0; j < 50; ++j) {
+      if ((i * 50 + j) % 7 != 0) continue;
+      const std::string key = "many/c/" + std::to_string(i) + "/" + std::to_string(j);
+      Bytes stored;
+      ASSERT_TRUE(*zstd_store->Get(key, &stored));
+      ASSERT_TRUE(store->Set(key, stored).ok());
+      ++host_chunks;
+    }
+  }
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  const auto all = *ResolveSelection({}, m.shape);
+  for (int round = 0; round < 2; ++round) {
+    cudaMemset(out, 0xAB, values.size() * 4);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(all, sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, 2500 - host_chunks);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+  }
+  const std::string key = "many/c/31/45";  // chunk 1595, not a multiple of 7
+  Bytes stored;
+  ASSERT_TRUE(*store->Get(key, &stored));
+  stored[stored.size() / 2] ^= 0xFF;
+  stored.resize(stored.size() - 9);
+  ASSERT_TRUE(store->Set(key, stored).ok());
+  DeviceSink sink(staging, out, 4, nullptr, kAlways);
+  Status s = array->ReadToSink(all, sink, {.pool = &pool});
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  EXPECT_NE(s.message().find("array 'many' chunk '" + key + "'"), std::string::npos) << s.message();
+  cudaFree(out);
 }
 
 }  // namespace

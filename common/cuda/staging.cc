@@ -6,6 +6,33 @@
 #include "common/cuda/zstd_kernel.h"
 
 namespace zarrd::cuda {
+namespace {
+
+// Buffers grow to powers of two, and past 64 MiB to multiples of it (a batch slot of 300 MiB
+// would otherwise take 512).
+size_t GrownSize(size_t nbytes) {
+  constexpr size_t kStep = size_t{64} << 20;
+  if (nbytes <= kStep) return std::bit_ceil(std::max<size_t>(nbytes, 64 << 10));
+  return (nbytes + kStep - 1) / kStep * kStep;
+}
+
+// Whether the slot's queued work has finished. A "not ready" answer is recorded as the thread's
+// last error, which the next kernel launch's check would report: it is cleared.
+bool Idle(const StagingSlot* slot) {
+  const cudaError_t e = cudaEventQuery(slot->done);
+  if (e == cudaErrorNotReady) (void)cudaGetLastError();
+  return e == cudaSuccess;
+}
+
+}  // namespace
+
+StagingPool::StagingPool(int device, size_t max_slots, size_t batch_slots)
+    : device_(device), max_slots_(max_slots) {
+  if (batch_slots > 0) {
+    batch_pool_ = std::make_unique<StagingPool>(device, batch_slots, 0);
+    batch_pool_->blocking_waits_ = true;
+  }
+}
 
 StagingPool::~StagingPool() {
   cudaSetDevice(device_);
@@ -26,7 +53,10 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
   {
     std::unique_lock lock(mutex_);
     available_.wait(lock, [&] { return !free_.empty() || slots_.size() < max_slots_; });
-    if (!free_.empty()) {
+    // A free slot whose work is still queued would make this caller wait for it: below the
+    // limit, a new slot is made instead (else each decode batch of a read took the slot the
+    // last one had just given back and waited for that batch's decoding).
+    if (!free_.empty() && (slots_.size() >= max_slots_ || Idle(free_.front()))) {
       slot = free_.front();
       free_.pop_front();
     } else {
@@ -34,8 +64,9 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
       Status s = CudaStatus(cudaStreamCreateWithFlags(&created->stream, cudaStreamNonBlocking),
                             "staging stream");
       if (s.ok()) {
-        s = CudaStatus(cudaEventCreateWithFlags(&created->done, cudaEventDisableTiming),
-                       "staging event");
+        const unsigned flags =
+            cudaEventDisableTiming | (blocking_waits_ ? cudaEventBlockingSync : 0);
+        s = CudaStatus(cudaEventCreateWithFlags(&created->done, flags), "staging event");
       }
       if (!s.ok()) return s;
       ZARRD_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(created->done, created->stream), "event"));
@@ -55,7 +86,7 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
 
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
   if (slot->pinned_bytes < pinned_bytes) {
-    const size_t size = std::bit_ceil(std::max<size_t>(pinned_bytes, 64 << 10));
+    const size_t size = GrownSize(pinned_bytes);
     cudaFreeHost(slot->pinned);
     slot->pinned = nullptr;
     slot->pinned_bytes = 0;
@@ -67,7 +98,7 @@ Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_
     slot->pinned_bytes = size;
   }
   if (slot->scratch_bytes < scratch_bytes) {
-    const size_t size = std::bit_ceil(std::max<size_t>(scratch_bytes, 64 << 10));
+    const size_t size = GrownSize(scratch_bytes);
     cudaFree(slot->scratch);
     slot->scratch = nullptr;
     slot->scratch_bytes = 0;

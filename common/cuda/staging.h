@@ -33,13 +33,18 @@ struct StagingSlot {
 
 class StagingPool {
  public:
-  StagingPool(int device, size_t max_slots) : device_(device), max_slots_(max_slots) {}
+  // Decode batches of up to this many slots are in flight on a device at once (DecodeBatcher):
+  // one filling while the others upload and decode.
+  static constexpr size_t kBatchSlots = 4;
+
+  StagingPool(int device, size_t max_slots, size_t batch_slots = kBatchSlots);
   ~StagingPool();
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
 
-  // A slot whose buffers hold `nbytes` and whose earlier work has finished; waits while all
-  // slots are taken.
+  // A slot whose buffers hold `nbytes` and whose earlier work has finished: the oldest free one
+  // when its work is done or the pool is at its limit, else a new one; waits while all slots are
+  // taken.
   Result<StagingSlot*> Acquire(size_t nbytes) { return Acquire(nbytes, nbytes); }
   Result<StagingSlot*> Acquire(size_t pinned_bytes, size_t scratch_bytes);
   // After queuing work on slot->stream: records slot->done and returns the slot.
@@ -52,6 +57,10 @@ class StagingPool {
   Result<uint8_t*> AcquireRecords(size_t nbytes);
   void ReleaseRecords(uint8_t* records, size_t nbytes);
 
+  // The slots of encoded chunk batches: few and large (hundreds of MiB), kept apart so that
+  // they never grow every upload slot to a batch's size.
+  StagingPool& batch_pool() { return batch_pool_ ? *batch_pool_ : *this; }
+
  private:
   Status Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes);
   const int device_;
@@ -62,6 +71,10 @@ class StagingPool {
   std::deque<StagingSlot*> free_;                 // oldest released first: most likely finished
   std::multimap<size_t, uint8_t*> free_records_;  // by size (powers of two)
   std::vector<uint8_t*> all_records_;
+  std::unique_ptr<StagingPool> batch_pool_;  // none when batch_slots is 0: this pool
+  // Waits for a slot's work block the thread instead of spinning (the batch pool's, which last
+  // a kernel's run, up to a hundred milliseconds, would otherwise hold a core each).
+  bool blocking_waits_ = false;
 };
 
 }  // namespace zarrd::cuda

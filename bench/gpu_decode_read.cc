@@ -1,0 +1,130 @@
+// gpu_decode_read: the engine's DEVICE read with its chunks decoded on the CPUs against on the
+// GPU (DeviceSink with gpu_decode never / always), in-process, for R1 (zstd 3) and R4 (v2 blosc
+// lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, then reads of 1 to
+// 1024 chunks, which place auto's crossover.
+//
+//   gpu_decode_read [--dir DIR] [--repeat R] [--array r1|r4]
+//
+// Rates are array bytes over the best of R runs; a sweep's times are the median of R + 2 runs.
+#include <cuda_runtime.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bench/reference_array.h"
+#include "common/cuda/device_sink.h"
+
+namespace zarrd::bench {
+namespace {
+
+constexpr int64_t kExtent = 16384, kChunk = 512;
+constexpr size_t kTotal = size_t{kExtent} * kExtent * 4;
+
+void Check(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "gpu_decode_read: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+void CheckCuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "gpu_decode_read: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+double CpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// The first `n` chunks in row-major order (n a power of two), as a selection.
+ResolvedSelection FirstChunks(size_t n) {
+  const int64_t per_row = kExtent / kChunk;
+  const int64_t cols = std::min<int64_t>(n, per_row), rows = (n + per_row - 1) / per_row;
+  std::string text = "0:" + std::to_string(rows * kChunk) + ", 0:" + std::to_string(cols * kChunk);
+  return *ResolveSelection(*ParseSelection(text), {kExtent, kExtent});
+}
+
+int Main(int argc, char** argv) {
+  std::string dir = "zarrd-bench-data", only;
+  int repeat = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--dir") dir = argv[i + 1];
+    if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
+    if (k == "--array") only = argv[i + 1];
+  }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  ThreadPool pool(hw - 1);
+  auto store = *OpenLocalStore(dir);
+  cudaDeviceProp prop;
+  CheckCuda(cudaGetDeviceProperties(&prop, 0), "device");
+  std::printf("gpu_decode_read: %s, %zu cores; best of %d (sweep: median of %d)\n", prop.name, hw,
+              repeat, repeat + 2);
+  uint8_t* dev = nullptr;
+  CheckCuda(cudaMalloc(&dev, kTotal), "cudaMalloc");
+  std::vector<uint8_t> host(kTotal), back(kTotal);
+  cuda::StagingPool staging(0, 2 * hw + 2);
+  for (const char* name : {"r1", "r4"}) {
+    if (!only.empty() && only != name) continue;
+    const bool blosc = std::string(name) == "r4";
+    auto array = OpenOrWriteReference(store, name, {.blosc = blosc}, pool);
+    Check(array.status());
+    const auto all = *ResolveSelection({}, {kExtent, kExtent});
+    Check((*array)->Read({}, host.data(), kTotal, {.pool = &pool}));
+    auto read = [&](GpuDecodeMode mode, const ResolvedSelection& sel) {
+      cuda::DeviceSink sink(staging, dev, 4, nullptr, {.mode = mode});
+      return (*array)->ReadToSink(sel, sink, {.pool = &pool});
+    };
+    std::printf("%s (%s)\n", name, blosc ? "v2 blosc lz4 5 + shuffle" : "zstd 3");
+    for (GpuDecodeMode mode : {GpuDecodeMode::kNever, GpuDecodeMode::kAlways}) {
+      Check(read(mode, all));  // warm-up: staging slots and page cache
+      const double cpu0 = CpuSeconds();
+      double best = 1e9;
+      for (int r = 0; r < repeat; ++r) {
+        CheckCuda(cudaMemset(dev, 0, kTotal), "memset");
+        const double t0 = NowSeconds();
+        Check(read(mode, all));
+        best = std::min(best, NowSeconds() - t0);
+      }
+      const double cpu_per_gib = (CpuSeconds() - cpu0) / repeat / (kTotal / double(1 << 30));
+      CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+      const bool equal = std::memcmp(back.data(), host.data(), kTotal) == 0;
+      std::printf("  whole array, %-6s decode: %7.2f GB/s, %.3f CPU s/GiB%s\n",
+                  mode == GpuDecodeMode::kNever ? "CPU" : "GPU", kTotal / best / 1e9, cpu_per_gib,
+                  equal ? "" : "  VALUES DIFFER");
+    }
+    std::printf("  %6s %12s %12s %8s\n", "chunks", "CPU us", "GPU us", "GPU/CPU");
+    for (size_t n = 1; n <= 1024; n *= 4) {
+      const ResolvedSelection sel = FirstChunks(n);
+      double median[2];
+      for (int m = 0; m < 2; ++m) {
+        const GpuDecodeMode mode = m == 0 ? GpuDecodeMode::kNever : GpuDecodeMode::kAlways;
+        std::vector<double> times;
+        for (int r = 0; r < repeat + 2; ++r) {
+          const double t0 = NowSeconds();
+          Check(read(mode, sel));
+          times.push_back(NowSeconds() - t0);
+        }
+        std::sort(times.begin(), times.end());
+        median[m] = times[times.size() / 2];
+      }
+      std::printf("  %6zu %12.0f %12.0f %8.2f\n", n, median[0] * 1e6, median[1] * 1e6,
+                  median[1] / median[0]);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace zarrd::bench
+
+int main(int argc, char** argv) { return zarrd::bench::Main(argc, argv); }

@@ -1,0 +1,125 @@
+#include "common/cuda/decode_batcher.h"
+
+#include <utility>
+
+#include "common/cuda/cuda_status.h"
+
+namespace zarrd::cuda {
+namespace {
+
+Status DecodeFailure(decode::DecodeError e, GpuCodec codec) {
+  const std::string what = std::string(GpuCodecName(codec)) + " (decoded on the GPU): ";
+  if (e == EncodedBatch::kNotRun) return Internal(what + "the decode kernel did not run");
+  if (e == decode::DecodeError::kUnsupported) {
+    return Unimplemented(what + decode::DecodeErrorName(e) +
+                         "; gpu_decode \"never\" decodes it on the CPU");
+  }
+  return DataLoss(what + decode::DecodeErrorName(e));
+}
+
+}  // namespace
+
+DecodeBatcher::~DecodeBatcher() {
+  if (records_ != nullptr || batch_.open()) (void)Finish();
+}
+
+void DecodeBatcher::Start(size_t num_chunks) { num_chunks_ = num_chunks; }
+
+Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (batch_.open() && !closed_ &&
+        batch_.Takes(chunk.codec, chunk.swap_unit, encoded.size(), chunk.decoded_bytes)) {
+      break;
+    }
+    if (batch_.open() && !closed_) {
+      ZARRD_RETURN_IF_ERROR(Close());
+    } else if (batch_.open()) {
+      // Not `!batch_.open()`: another thread may open the next batch first.
+      launched_.wait(lock, [&] { return !closed_; });
+    } else {
+      if (records_ == nullptr) {
+        records_bytes_ = std::max<size_t>(num_chunks_, 1) * sizeof(decode::DecodeTask);
+        ZARRD_ASSIGN_OR_RETURN(records_, staging_.AcquireRecords(records_bytes_));
+        wheres_.assign(num_chunks_, std::string());
+        codecs_.assign(num_chunks_, GpuCodec::kZstd);
+      }
+      if (num_records_ >= num_chunks_) {
+        return Internal("a read handed over more encoded chunks than it has");
+      }
+      ZARRD_RETURN_IF_ERROR(batch_.Open(staging_.batch_pool(), chunk.codec, chunk.swap_unit,
+                                        encoded.size(), chunk.decoded_bytes,
+                                        num_chunks_ - num_records_));
+      closed_ = false;
+      first_record_ = num_records_;
+    }
+  }
+  ZARRD_ASSIGN_OR_RETURN(const size_t i, batch_.Reserve(encoded.size(), p, out_, elem_size_));
+  const size_t record = num_records_++;
+  wheres_[record] = std::move(chunk.where);
+  codecs_[record] = chunk.codec;
+  reinterpret_cast<decode::DecodeTask*>(records_)[record].error = EncodedBatch::kNotRun;
+  ++writers_;
+  if (batch_.full()) closed_ = true;
+  lock.unlock();
+  batch_.Write(i, encoded);
+  lock.lock();
+  return --writers_ == 0 && closed_ ? Launch() : OkStatus();
+}
+
+Status DecodeBatcher::Close() {
+  closed_ = true;
+  return writers_ == 0 ? Launch() : OkStatus();
+}
+
+Status DecodeBatcher::Launch() {
+  auto* records = reinterpret_cast<decode::DecodeTask*>(records_) + first_record_;
+  StagingSlot* used = nullptr;
+  Status s = batch_.Flush(staging_.batch_pool(), records, &used);
+  if (used != nullptr) used_.insert(used);
+  closed_ = false;
+  launched_.notify_all();
+  return s;
+}
+
+Status DecodeBatcher::CheckDecoded() const {
+  const auto* records = reinterpret_cast<const decode::DecodeTask*>(records_);
+  Status first;
+  size_t failed = 0;
+  for (size_t i = 0; i < num_records_; ++i) {
+    decode::DecodeError e = records[i].error;
+    if (e == decode::DecodeError::kOk && records[i].written != records[i].dst_size) {
+      e = decode::DecodeError::kOutputShort;
+    }
+    if (e == decode::DecodeError::kOk) continue;
+    if (failed++ == 0) first = DecodeFailure(e, codecs_[i]).WithContext(wheres_[i]);
+  }
+  if (failed > 1) {
+    first = Status(first.code(), first.message() + " (and " + std::to_string(failed - 1) +
+                                     " more chunks of this read)");
+  }
+  return first;
+}
+
+Status DecodeBatcher::Finish() {
+  std::unique_lock lock(mutex_);
+  // Every Add has returned: a batch still open has no writers.
+  Status status = batch_.open() ? Close() : OkStatus();
+  for (StagingSlot* slot : used_) {
+    Status s = CudaStatus(cudaEventSynchronize(slot->done), "GPU decoding");
+    if (status.ok()) status = s;
+  }
+  used_.clear();
+  if (records_ != nullptr) {
+    Status checked = CheckDecoded();
+    if (status.ok()) status = checked;
+    staging_.ReleaseRecords(records_, records_bytes_);
+    records_ = nullptr;
+  }
+  num_records_ = 0;
+  wheres_.clear();
+  codecs_.clear();
+  return status;
+}
+
+}  // namespace zarrd::cuda
