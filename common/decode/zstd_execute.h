@@ -1,6 +1,6 @@
 // Execution of a batch of decoded zstd sequences (zstd_sequences.h) by the lanes at once. Every
 // byte a batch writes is a function of the literals and of the output before the batch: a match
-// byte whose source lies inside the batch is traced back (BatchByte) through the sequences
+// byte whose source lies inside the batch is traced back (BatchSource) through the sequences
 // before it (a match that overlaps itself maps to its first period) until it reaches a literal
 // or the output before the batch. So the lanes need no ordering among themselves within a
 // batch: each lane copies the short sequences with its index (literals and far matches 16 bytes
@@ -39,11 +39,12 @@ ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
   }
 }
 
-// The byte the batch t->seq[0..n) writes at out[p], from the literals `lit` and the output
-// before `out`. The sequences were checked as they were decoded, so every match reaches back at
-// most to the frame's start; each step moves to an earlier sequence or returns.
-ZARRD_HD inline uint8_t BatchByte(const ZstdTables* t, uint32_t n, const uint8_t* lit,
-                                  const uint8_t* out, uint32_t p) {
+// Where the byte that the batch t->seq[0..n) writes at out[p] comes from: a literal in `lit` or
+// a byte of the output before `out`. Reads only the batch's table. The sequences were checked as
+// they were decoded, so every match reaches back at most to the frame's start; each step moves
+// to an earlier sequence or returns.
+ZARRD_HD inline const uint8_t* BatchSource(const ZstdTables* t, uint32_t n, const uint8_t* lit,
+                                           const uint8_t* out, uint32_t p) {
   for (;;) {
     uint32_t lo = 0, hi = n;  // the sequence holding p: t->seq[lo].out <= p < t->seq[hi].out
     while (hi - lo > 1) {
@@ -56,12 +57,32 @@ ZARRD_HD inline uint8_t BatchByte(const ZstdTables* t, uint32_t n, const uint8_t
     }
     const Sequence& s = t->seq[lo];
     const uint32_t in_sequence = p - s.out;
-    if (in_sequence < s.literal_length) return lit[s.lit + in_sequence];
+    if (in_sequence < s.literal_length) return lit + s.lit + in_sequence;
     uint32_t in_match = in_sequence - s.literal_length;
     if (in_match >= s.offset) in_match %= s.offset;  // the same byte one or more periods back
     const uint32_t at = s.out + s.literal_length + in_match;
-    if (s.offset > at) return *(out - (s.offset - at));
+    if (s.offset > at) return out - (s.offset - at);
     p = at - s.offset;
+  }
+}
+
+// out[at..at+n) on one lane, for a match whose source reaches into its batch t->seq[0..count):
+// the sources of each 8 bytes found first, then loaded together.
+ZARRD_HD inline void CopyTraced(const ZstdTables* t, uint32_t count, const uint8_t* lit,
+                                uint8_t* out, uint32_t at, uint32_t n) {
+  for (uint32_t i = 0; i < n; i += 8) {
+    const uint8_t* from[8];
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) {
+      from[k] = BatchSource(t, count, lit, out, at + i + (i + k < n ? k : 0));
+    }
+    uint64_t piece = 0;
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) piece |= uint64_t(*from[k]) << (8 * k);
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (i + k < n) out[at + i + k] = uint8_t(piece >> (8 * k));
+    }
   }
 }
 
@@ -78,7 +99,7 @@ ZARRD_HD void ExecuteSequenceBatch(const ZstdTables* t, uint32_t n, const uint8_
     if (s.offset >= at + s.match_length) {  // the source ends before the batch
       CopyShort(out + at, out + at - s.offset, s.match_length);
     } else {
-      for (uint32_t k = 0; k < s.match_length; ++k) out[at + k] = BatchByte(t, n, lit, out, at + k);
+      CopyTraced(t, n, lit, out, at, s.match_length);
     }
   }
   for (uint32_t j = 0; j < t->long_count; ++j) {
@@ -89,7 +110,7 @@ ZARRD_HD void ExecuteSequenceBatch(const ZstdTables* t, uint32_t n, const uint8_
       CopyBytes(out + at, out + at - s.offset, s.match_length, lanes);
     } else {
       for (uint32_t k = lanes.lane; k < s.match_length; k += lanes.count) {
-        out[at + k] = BatchByte(t, n, lit, out, at + k);
+        out[at + k] = *BatchSource(t, n, lit, out, at + k);
       }
     }
   }

@@ -156,9 +156,11 @@ struct SequenceReader {
   // Sets the lengths and offset of s.
   ZARRD_HD void Next(const ZstdTables* t, bool last, Sequence* s) {
     const FseEntry l = t->ll[ll], m = t->ml[ml], o = t->of[of];
-    const uint32_t offset_value = o.base + bits.Read(o.extra_bits);
-    s->match_length = m.base + bits.Read(m.extra_bits);
-    s->literal_length = l.base + bits.Read(l.extra_bits);
+    bits.Ensure(31);  // offset extra bits: at most 31
+    const uint32_t offset_value = o.base + bits.ReadLoaded(o.extra_bits);
+    bits.Ensure(32);  // length extra bits: at most 16 each
+    s->match_length = m.base + bits.ReadLoaded(m.extra_bits);
+    s->literal_length = l.base + bits.ReadLoaded(l.extra_bits);
     if (offset_value > 3) {
       s->offset = offset_value - 3;
       rep[2] = rep[1];
@@ -178,9 +180,10 @@ struct SequenceReader {
       }
     }
     if (!last) {
-      ll = l.next_state + bits.Read(l.nb_bits);
-      ml = m.next_state + bits.Read(m.nb_bits);
-      of = o.next_state + bits.Read(o.nb_bits);
+      bits.Ensure(kLiteralsLogMax + kMatchLogMax + kOffsetLogMax);  // state bits: at most the logs
+      ll = l.next_state + bits.ReadLoaded(l.nb_bits);
+      ml = m.next_state + bits.ReadLoaded(m.nb_bits);
+      of = o.next_state + bits.ReadLoaded(o.nb_bits);
     }
   }
 };
