@@ -7,20 +7,26 @@
 namespace zarrd::cuda {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+// Each warp keeps its tables and sequence batch (read for every literal and sequence) in shared
+// memory, about 19 KiB; two warps a block keep the block under the 48 KiB of static shared memory
+// and let an SM hold several blocks.
+constexpr int kWarpsPerBlock = 2;
 constexpr int kThreads = 32 * kWarpsPerBlock;
 
 __global__ void __launch_bounds__(kThreads)
     ZstdDecodeKernel(decode::DecodeTask* tasks, int n, decode::ZstdWorkspace* workspaces,
                      int slots) {
+  // Raw storage: shared variables take no constructors.
+  __shared__ alignas(8) unsigned char tables[kWarpsPerBlock * sizeof(decode::zstd::ZstdTables)];
   const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (warp >= slots) return;  // whole warps leave together
   const decode::zstd::Lanes lanes{threadIdx.x % 32, 32};
+  auto* own = reinterpret_cast<decode::zstd::ZstdTables*>(tables) + threadIdx.x / 32;
   for (int t = warp; t < n; t += slots) {
     const decode::DecodeTask task = tasks[t];
     uint64_t written = 0;
     const decode::DecodeError e = decode::DecodeZstd(
-        task.src, task.src_size, task.dst, task.dst_size, &written, workspaces + warp, lanes);
+        task.src, task.src_size, task.dst, task.dst_size, &written, workspaces + warp, own, lanes);
     if (lanes.Leader()) {
       tasks[t].written = written;
       tasks[t].error = e;

@@ -11,8 +11,9 @@
 
 namespace zarrd::cuda {
 
-// Device memory for `slots` decoding warps (kZstdWorkspaceSize bytes each); about 150 KiB a
-// slot, so a few thousand slots (enough to fill an H200) take a few hundred MiB.
+// Device memory for `slots` decoding warps (kZstdWorkspaceSize bytes each); about 170 KiB a
+// slot, so a few thousand slots (enough to fill an H200) take a few hundred MiB. The tables
+// each warp reads most live in shared memory, not in its slot.
 Result<decode::ZstdWorkspace*> AllocateZstdWorkspaces(int slots);
 void FreeZstdWorkspaces(decode::ZstdWorkspace* workspaces);
 

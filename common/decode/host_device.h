@@ -11,6 +11,13 @@
 #define ZARRD_HD
 #endif
 
+// Before a loop with a constant trip count whose arrays must stay in registers on the GPU.
+#if defined(__CUDA_ARCH__)
+#define ZARRD_UNROLL _Pragma("unroll")
+#else
+#define ZARRD_UNROLL
+#endif
+
 namespace zarrd::decode {
 
 // Why a decoding core stopped. Every core returns one; kOk means the output is complete.

@@ -71,54 +71,74 @@ class ForwardBitReader {
 };
 
 // Reads a stream written forwards and read backwards: from the bit under the end marker (the
-// highest set bit of the last byte) down to bit 0 of the first byte. Keeps 64 bits of the stream
-// in a register, reloaded (8 byte loads) when a read reaches below them.
+// highest set bit of the last byte) down to bit 0 of the first byte. Keeps the next 57 to 64 bits
+// of the stream at the top of a 64-bit window, reloaded (8 byte loads) when a read needs more;
+// positions are 32-bit (streams are at most a block, 128 KiB) so that a read costs a few
+// instructions on the GPU.
 class BackwardBitReader {
  public:
-  // False when the stream is empty or its last byte holds no end marker.
+  static constexpr uint64_t kMaxBytes = uint64_t(1) << 27;
+
+  // False when the stream is empty, longer than kMaxBytes or its last byte holds no end marker.
   ZARRD_HD bool Init(const uint8_t* src, uint64_t size) {
     src_ = src;
     size_ = size;
-    if (size == 0 || src[size - 1] == 0) return false;
-    pos_ = int64_t(8 * (size - 1) + HighBit32(src[size - 1]));
+    if (size == 0 || size > kMaxBytes || src[size - 1] == 0) return false;
+    pos_ = int32_t(8 * (size - 1) + HighBit32(src[size - 1]));
     Reload();
     return true;
   }
-  // n <= 56.
+  // The next n bits, n <= 31.
   ZARRD_HD uint32_t Peek(uint32_t n) {
-    if (pos_ - int64_t(n) < base_) Reload();
-    const int64_t at = pos_ - int64_t(n) - base_;
-    return uint32_t((bits_ >> at) & ((uint64_t(1) << n) - 1));
+    Ensure(n);
+    return (uint32_t(window_ >> 32) >> 1) >> (31 - n);
   }
-  ZARRD_HD void Skip(uint32_t n) { pos_ -= int64_t(n); }
+  // Makes the next n bits (n <= 57) readable by ReadLoaded.
+  ZARRD_HD void Ensure(uint32_t n) {
+    if (pos_ - int32_t(n) < floor_) Reload();
+  }
+  // Reads n bits (n <= 31) of those the last Ensure made readable.
+  ZARRD_HD uint32_t ReadLoaded(uint32_t n) {
+    const uint32_t v = (uint32_t(window_ >> 32) >> 1) >> (31 - n);
+    Skip(n);
+    return v;
+  }
+  // Consumes n bits, at most as many as the last Peek looked at.
+  ZARRD_HD void Skip(uint32_t n) {
+    window_ <<= n;
+    pos_ -= int32_t(n);
+  }
   ZARRD_HD uint32_t Read(uint32_t n) {
     const uint32_t v = Peek(n);
-    pos_ -= int64_t(n);
+    Skip(n);
     return v;
   }
   // Bits not yet read; negative once more bits were read than the stream holds.
   ZARRD_HD int64_t BitsLeft() const { return pos_; }
 
  private:
-  // Holds bits [base_, base_ + 64) with base_ <= pos_ - 56, zeros outside the stream.
+  // Puts bit pos_ - 1 at the top of the window, the bits under it below (zeros under the
+  // stream's start), and sets floor_, the position of the lowest bit loaded.
   ZARRD_HD void Reload() {
-    int64_t byte = pos_ - 56;
-    byte = byte >= 0 ? byte / 8 : -((-byte + 7) / 8);
-    base_ = 8 * byte;
-    if (byte >= 0) {
-      bits_ = LoadPadded(src_, size_, uint64_t(byte));
-    } else if (byte > -8) {
-      bits_ = LoadPadded(src_, size_, 0) << (8 * -byte);
-    } else {
-      bits_ = 0;
+    if (pos_ <= 0) {
+      window_ = 0;
+      floor_ = pos_ - 64;
+      return;
     }
+    const int32_t top = (pos_ - 1) >> 3;  // the byte that holds bit pos_ - 1
+    const int32_t first = top - 7;
+    const uint64_t word = first >= 0 ? LoadPadded(src_, size_, uint64_t(first))
+                                     : LoadPadded(src_, size_, 0) << (8 * -first);
+    const uint32_t shift = uint32_t(63 - (pos_ - 1 - 8 * first));  // 0 to 7
+    window_ = word << shift;
+    floor_ = pos_ - int32_t(64 - shift);
   }
 
   const uint8_t* src_ = nullptr;
   uint64_t size_ = 0;
-  int64_t pos_ = 0;
-  int64_t base_ = 0;
-  uint64_t bits_ = 0;
+  int32_t pos_ = 0;
+  int32_t floor_ = 0;
+  uint64_t window_ = 0;
 };
 
 }  // namespace zarrd::decode::zstd

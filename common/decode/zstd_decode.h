@@ -20,15 +20,17 @@
 // libzstd adds limits of its own (block sizes against the window, trailing bytes after a block
 // without sequences): outputs are bounded by dst_size all the same.
 //
-// Workspace: ZstdWorkspace (kZstdWorkspaceSize, about 150 KiB) holds the tables, repeat offsets,
-// a 128 KiB literal buffer and a batch of sequences; no allocation, no exceptions. The caller
-// gives one per concurrent decoder.
+// Workspace: ZstdWorkspace (kZstdWorkspaceSize, about 170 KiB) holds the tables, repeat offsets,
+// a batch of sequences, scratch and a 128 KiB literal buffer; no allocation, no exceptions. The
+// caller gives one per concurrent decoder. The GPU kernel passes the tables and the batch
+// (ZstdTables, about 19 KiB) separately, in shared memory.
 //
 // Parallel split (zstd::Lanes, or any type with its members): every lane parses headers itself;
 // lane 0 reads entropy tables, Huffman single streams and the sequence bit stream (a batch of
-// kSequenceBatch sequences at a time); lanes 0-3 decode the four Huffman streams; all lanes copy
-// raw and RLE blocks and literals and execute each sequence's literal and match copies. The host
-// runs it as one lane.
+// kSequenceBatch sequences at a time, placed and checked as it decodes them); lanes 0-3 decode
+// the four Huffman streams; all lanes copy raw and RLE blocks and literals, and execute each
+// batch at once, lane i the short sequences i, i + count, ... and all lanes the long ones
+// (zstd_execute.h). The host runs it as one lane.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +54,8 @@ constexpr uint32_t kWindowLogMax = 31;
 // the bytes of src it used.
 template <class L>
 ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst, uint64_t dst_size,
-                                 uint64_t* out, uint64_t* used, ZstdWorkspace* ws, const L& lanes) {
+                                 uint64_t* out, uint64_t* used, ZstdWorkspace* ws, ZstdTables* t,
+                                 const L& lanes) {
   if (size < 5) return DecodeError::kTruncated;
   const uint32_t descriptor = src[4];
   const uint32_t fcs_flag = descriptor >> 6;
@@ -80,11 +83,11 @@ ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst
   const bool has_content_size = fcs_bytes > 0;
 
   if (lanes.Leader()) {
-    ws->huf_log = 0;
-    ws->fse_valid = false;
-    ws->rep[0] = 1;
-    ws->rep[1] = 4;
-    ws->rep[2] = 8;
+    t->huf_log = 0;
+    t->fse_valid = false;
+    t->rep[0] = 1;
+    t->rep[1] = 4;
+    t->rep[2] = 8;
   }
   lanes.Sync();
   const uint64_t frame_start = *out;
@@ -114,10 +117,10 @@ ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst
       if (block_size > left) return DecodeError::kTruncated;
       Literals lit;
       uint64_t lit_used = 0;
-      DecodeError e = DecodeLiterals(src + pos, block_size, ws, lanes, &lit, &lit_used);
+      DecodeError e = DecodeLiterals(src + pos, block_size, ws, t, lanes, &lit, &lit_used);
       if (e != DecodeError::kOk) return e == DecodeError::kTruncated ? DecodeError::kCorrupt : e;
       e = DecodeSequences(src + pos + lit_used, block_size - lit_used, lit, dst, dst_size,
-                          frame_start, &op, ws, lanes);
+                          frame_start, &op, ws, t, lanes);
       if (e != DecodeError::kOk) return e == DecodeError::kTruncated ? DecodeError::kCorrupt : e;
       pos += block_size;
     } else {
@@ -142,12 +145,13 @@ ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst
 
 }  // namespace zstd
 
-// See the top of this file. `lanes`: the calling warp's (zstd::Lanes{lane, 32}) on the GPU; any
-// type with the members of zstd::Lanes.
+// See the top of this file. `tables`: &ws->tables, or the kernel's copy in shared memory. `lanes`:
+// the calling warp's (zstd::Lanes{lane, 32}) on the GPU; any type with the members of
+// zstd::Lanes.
 template <class L>
 ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                 uint64_t dst_size, uint64_t* written, ZstdWorkspace* ws,
-                                const L& lanes) {
+                                zstd::ZstdTables* tables, const L& lanes) {
   uint64_t pos = 0;
   uint64_t out = 0;
   DecodeError e = DecodeError::kOk;
@@ -165,7 +169,8 @@ ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* 
       e = DecodeError::kCorrupt;
     } else {
       uint64_t used = 0;
-      e = zstd::DecodeFrame(src + pos, src_size - pos, dst, dst_size, &out, &used, ws, lanes);
+      e = zstd::DecodeFrame(src + pos, src_size - pos, dst, dst_size, &out, &used, ws, tables,
+                            lanes);
       pos += used;
     }
   }
@@ -173,6 +178,14 @@ ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* 
   if (e == DecodeError::kOk && out != dst_size) e = DecodeError::kOutputShort;
   *written = out;
   return e;
+}
+
+// The workspace's own tables.
+template <class L>
+ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                uint64_t dst_size, uint64_t* written, ZstdWorkspace* ws,
+                                const L& lanes) {
+  return DecodeZstd(src, src_size, dst, dst_size, written, ws, &ws->tables, lanes);
 }
 
 // One lane: the host's entry, and the one the blosc container calls for its zstd blocks.

@@ -1,7 +1,8 @@
 // The literals section of a compressed block (RFC 8878 3.1.1.3.1): raw literals are used in place,
 // RLE literals are expanded into the workspace by all lanes, Huffman literals are decoded into it
 // with the table read on lane 0 (or the frame's previous table for treeless literals) and, for
-// four streams, one stream per lane on lanes 0-3.
+// four streams, one stream per lane on lanes 0-3. The decoding table is in ZstdTables (shared
+// memory on the GPU), the literals in the workspace.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +21,12 @@ struct Literals {
 
 template <class L>
 ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, uint32_t count,
-                                           bool four_streams, ZstdWorkspace* ws, const L& lanes) {
-  const uint32_t log = ws->huf_log;
+                                           bool four_streams, ZstdWorkspace* ws,
+                                           const ZstdTables* t, const L& lanes) {
+  const uint32_t log = t->huf_log;
   if (!four_streams) {
     bool ok = true;
-    if (lanes.Leader()) ok = DecodeHuffmanStream(ws->huf, log, src, size, ws->literals, count);
+    if (lanes.Leader()) ok = DecodeHuffmanStream(t->huf, log, src, size, ws->literals, count);
     lanes.Sync();
     return lanes.Broadcast(uint64_t(ok)) ? DecodeError::kOk : DecodeError::kCorrupt;
   }
@@ -40,7 +42,7 @@ ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, ui
     uint64_t begin = 6;
     for (uint32_t k = 0; k < s; ++k) begin += stream_size[k];
     const uint32_t n = s == 3 ? count - 3 * segment : segment;
-    ok = ok && DecodeHuffmanStream(ws->huf, log, src + begin, stream_size[s],
+    ok = ok && DecodeHuffmanStream(t->huf, log, src + begin, stream_size[s],
                                    ws->literals + s * segment, n);
   }
   lanes.Sync();
@@ -51,7 +53,7 @@ ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, ui
 // the section used. Called by all lanes.
 template <class L>
 ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorkspace* ws,
-                                    const L& lanes, Literals* out, uint64_t* used) {
+                                    ZstdTables* t, const L& lanes, Literals* out, uint64_t* used) {
   if (size == 0) return DecodeError::kTruncated;
   const uint32_t type = src[0] & 3;
   const uint32_t format = (src[0] >> 2) & 3;
@@ -109,8 +111,8 @@ ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorks
     uint64_t table_size = 0;
     if (lanes.Leader()) {
       uint32_t log = 0;
-      e = ReadHuffmanTable(p, left, &ws->huf_scratch, ws->huf, &log, &table_size);
-      if (e == DecodeError::kOk) ws->huf_log = log;
+      e = ReadHuffmanTable(p, left, &ws->huf_scratch, t->huf, &log, &table_size);
+      if (e == DecodeError::kOk) t->huf_log = log;
     }
     lanes.Sync();
     e = lanes.Broadcast(e);
@@ -118,10 +120,10 @@ ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorks
     table_size = lanes.Broadcast(table_size);
     p += table_size;
     left -= table_size;
-  } else if (ws->huf_log == 0) {
+  } else if (t->huf_log == 0) {
     return DecodeError::kCorrupt;
   }
-  const DecodeError e = DecodeHuffmanLiterals(p, left, count, format != 0, ws, lanes);
+  const DecodeError e = DecodeHuffmanLiterals(p, left, count, format != 0, ws, t, lanes);
   if (e != DecodeError::kOk) return e;
   out->data = ws->literals;
   out->size = count;

@@ -1,14 +1,17 @@
 // The sequences section of a compressed block (RFC 8878 3.1.1.3.2): its header and the three FSE
-// tables (predefined, RLE, compressed or repeated), decoding of the sequences on lane 0 in
-// batches, and their execution by all lanes: literal copies and match copies split across lanes,
-// with matches that overlap their own output (offset < length) read from the period before them.
+// tables (predefined, RLE, compressed or repeated), and decoding of the sequences on lane 0 in
+// batches of kSequenceBatch, each sequence placed (where its literals and output start) and
+// checked against the literals, the output and the frame as it is decoded. The lanes then execute
+// each batch (zstd_execute.h).
 #pragma once
 
 #include <cstdint>
 
 #include "common/decode/host_device.h"
 #include "common/decode/zstd_bits.h"
+#include "common/decode/zstd_execute.h"
 #include "common/decode/zstd_fse.h"
+#include "common/decode/zstd_literals.h"
 #include "common/decode/zstd_workspace.h"
 
 namespace zarrd::decode::zstd {
@@ -58,13 +61,12 @@ ZARRD_HD inline uint32_t PredefinedCounts(Field f, int16_t* norm) {
 
 // Builds (or keeps, for the repeat mode) the table of one field from src; sets the bytes used.
 ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint8_t* src,
-                                              uint64_t size, ZstdWorkspace* ws, uint64_t* used) {
-  FseEntry* table = f == Field::kLiteralLength ? ws->ll
-                    : f == Field::kMatchLength ? ws->ml
-                                               : ws->of;
-  uint32_t* log = f == Field::kLiteralLength ? &ws->ll_log
-                  : f == Field::kMatchLength ? &ws->ml_log
-                                             : &ws->of_log;
+                                              uint64_t size, ZstdWorkspace* ws, ZstdTables* t,
+                                              uint64_t* used) {
+  FseEntry* table = f == Field::kLiteralLength ? t->ll : f == Field::kMatchLength ? t->ml : t->of;
+  uint32_t* log = f == Field::kLiteralLength ? &t->ll_log
+                  : f == Field::kMatchLength ? &t->ml_log
+                                             : &t->of_log;
   const uint32_t max_log = f == Field::kOffset ? kOffsetLogMax : kMatchLogMax;
   const uint32_t max_symbol = FieldMaxSymbol(f);
   uint32_t base[53];
@@ -90,13 +92,13 @@ ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint
       return DecodeError::kOk;
     }
     default:
-      return ws->fse_valid ? DecodeError::kOk : DecodeError::kCorrupt;
+      return t->fse_valid ? DecodeError::kOk : DecodeError::kCorrupt;
   }
 }
 
 // Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
 ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
-                                                ZstdWorkspace* ws, uint64_t* count,
+                                                ZstdWorkspace* ws, ZstdTables* t, uint64_t* count,
                                                 uint64_t* used) {
   if (size < 1) return DecodeError::kTruncated;
   uint64_t n = src[0];
@@ -122,76 +124,97 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
   for (int i = 0; i < 3; ++i) {
     uint64_t table_used = 0;
     const DecodeError e = ReadSequenceTable(order[i], (modes >> shift[i]) & 3, src + pos,
-                                            size - pos, ws, &table_used);
+                                            size - pos, ws, t, &table_used);
     if (e != DecodeError::kOk) return e;
     pos += table_used;
   }
-  ws->fse_valid = true;
+  t->fse_valid = true;
   *count = n;
   *used = pos;
   return DecodeError::kOk;
 }
 
-// Lane 0's decoder of the sequence bit stream.
+// Lane 0's decoder of the sequence bit stream; the repeat offsets live in its registers while it
+// decodes a block (Init loads them, SaveRepeats stores them for the next block).
 struct SequenceReader {
   BackwardBitReader bits;
   uint32_t ll = 0, of = 0, ml = 0;
+  uint32_t rep[3] = {};
 
-  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const ZstdWorkspace* ws) {
+  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const ZstdTables* t) {
     if (!bits.Init(src, size)) return false;
-    ll = bits.Read(ws->ll_log);
-    of = bits.Read(ws->of_log);
-    ml = bits.Read(ws->ml_log);
+    ll = bits.Read(t->ll_log);
+    of = bits.Read(t->of_log);
+    ml = bits.Read(t->ml_log);
+    for (int i = 0; i < 3; ++i) rep[i] = t->rep[i];
     return true;
   }
+  ZARRD_HD void SaveRepeats(ZstdTables* t) const {
+    for (int i = 0; i < 3; ++i) t->rep[i] = rep[i];
+  }
 
-  ZARRD_HD Sequence Next(ZstdWorkspace* ws, bool last) {
-    const FseEntry l = ws->ll[ll], m = ws->ml[ml], o = ws->of[of];
-    const uint64_t offset_value = o.base + uint64_t(bits.Read(o.extra_bits));
-    Sequence s;
-    s.match_length = m.base + bits.Read(m.extra_bits);
-    s.literal_length = l.base + bits.Read(l.extra_bits);
-    uint64_t* rep = ws->rep;
+  // Sets the lengths and offset of s.
+  ZARRD_HD void Next(const ZstdTables* t, bool last, Sequence* s) {
+    const FseEntry l = t->ll[ll], m = t->ml[ml], o = t->of[of];
+    bits.Ensure(31);  // offset extra bits: at most 31
+    const uint32_t offset_value = o.base + bits.ReadLoaded(o.extra_bits);
+    bits.Ensure(32);  // length extra bits: at most 16 each
+    s->match_length = m.base + bits.ReadLoaded(m.extra_bits);
+    s->literal_length = l.base + bits.ReadLoaded(l.extra_bits);
     if (offset_value > 3) {
-      s.offset = offset_value - 3;
+      s->offset = offset_value - 3;
       rep[2] = rep[1];
       rep[1] = rep[0];
-      rep[0] = s.offset;
+      rep[0] = s->offset;
     } else {
-      const uint64_t index = offset_value + (s.literal_length == 0 ? 1 : 0);
+      const uint32_t index = offset_value + (s->literal_length == 0 ? 1 : 0);
       if (index == 1) {
-        s.offset = rep[0];
+        s->offset = rep[0];
       } else {
-        s.offset = index == 4 ? rep[0] - 1 : rep[index - 1];
-        if (s.offset == 0) s.offset = 1;  // as libzstd: a repeat of offset 0 means 1
+        uint32_t offset = index == 4 ? rep[0] - 1 : rep[index - 1];
+        if (offset == 0) offset = 1;  // as libzstd: a repeat of offset 0 means 1
         if (index != 2) rep[2] = rep[1];
         rep[1] = rep[0];
-        rep[0] = s.offset;
+        rep[0] = offset;
+        s->offset = offset;
       }
     }
     if (!last) {
-      ll = l.next_state + bits.Read(l.nb_bits);
-      ml = m.next_state + bits.Read(m.nb_bits);
-      of = o.next_state + bits.Read(o.nb_bits);
+      bits.Ensure(kLiteralsLogMax + kMatchLogMax + kOffsetLogMax);  // state bits: at most the logs
+      ll = l.next_state + bits.ReadLoaded(l.nb_bits);
+      ml = m.next_state + bits.ReadLoaded(m.nb_bits);
+      of = o.next_state + bits.ReadLoaded(o.nb_bits);
     }
-    return s;
   }
 };
 
-template <class L>
-ZARRD_HD void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const L& lanes) {
-  for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = src[i];
-}
-
-// dst[0..n) = the bytes `offset` before it, repeating with period `offset` when they overlap.
-template <class L>
-ZARRD_HD void CopyMatch(uint8_t* dst, uint64_t offset, uint64_t n, const L& lanes) {
-  const uint8_t* from = dst - offset;
-  if (offset >= n || lanes.count == 1) {
-    for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = from[i];
-  } else {
-    for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = from[i % offset];
+// Lane 0: decodes the next n sequences into t->seq, checking each in order before placing it:
+// its literals within the lit_left literals left, its output within the out_left bytes of dst
+// left, its match within the `history` bytes of the frame before the batch and the batch's own
+// output. Sets the batch's literal and output lengths.
+ZARRD_HD inline DecodeError DecodeSequenceBatch(SequenceReader* reader, ZstdTables* t, uint32_t n,
+                                                bool last_batch, uint64_t lit_left,
+                                                uint64_t out_left, uint64_t history,
+                                                uint32_t* lit_length, uint32_t* out_length) {
+  uint32_t lit = 0, out = 0, long_count = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Sequence s;
+    reader->Next(t, last_batch && i + 1 == n, &s);
+    if (s.literal_length > lit_left - lit) return DecodeError::kCorrupt;
+    const uint32_t length = s.literal_length + s.match_length;
+    if (length > out_left - out) return DecodeError::kOutputOverrun;
+    if (s.offset > history + out + s.literal_length) return DecodeError::kCorrupt;
+    s.lit = lit;
+    s.out = out;
+    t->seq[i] = s;
+    if (length > kShortSequence) t->long_seq[long_count++] = uint8_t(i);
+    lit += s.literal_length;
+    out += length;
   }
+  t->long_count = long_count;
+  *lit_length = lit;
+  *out_length = out;
+  return DecodeError::kOk;
 }
 
 // Decodes the sequences section src[0..size) and executes it with `lit`, writing the block at
@@ -199,49 +222,44 @@ ZARRD_HD void CopyMatch(uint8_t* dst, uint64_t offset, uint64_t n, const L& lane
 template <class L>
 ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals lit, uint8_t* dst,
                                      uint64_t dst_size, uint64_t frame_start, uint64_t* out,
-                                     ZstdWorkspace* ws, const L& lanes) {
+                                     ZstdWorkspace* ws, ZstdTables* t, const L& lanes) {
   DecodeError e = DecodeError::kOk;
   uint64_t count = 0, used = 0;
-  if (lanes.Leader()) e = ReadSequencesHeader(src, size, ws, &count, &used);
+  if (lanes.Leader()) e = ReadSequencesHeader(src, size, ws, t, &count, &used);
   e = lanes.Broadcast(e);
   if (e != DecodeError::kOk) return e;
   count = lanes.Broadcast(count);
-  used = lanes.Broadcast(used);
   SequenceReader reader;
   if (count > 0) {
     bool ok = true;
-    if (lanes.Leader()) ok = reader.Init(src + used, size - used, ws);
+    if (lanes.Leader()) ok = reader.Init(src + used, size - used, t);
     if (!lanes.Broadcast(uint64_t(ok))) return DecodeError::kCorrupt;
   }
   uint64_t op = *out;
   uint64_t lit_pos = 0;
   for (uint64_t done = 0; done < count;) {
-    const uint64_t batch = count - done < kSequenceBatch ? count - done : kSequenceBatch;
+    const uint32_t n = uint32_t(count - done < kSequenceBatch ? count - done : kSequenceBatch);
+    uint32_t lit_length = 0, out_length = 0;
     if (lanes.Leader()) {
-      for (uint64_t i = 0; i < batch; ++i) ws->seq[i] = reader.Next(ws, done + i + 1 == count);
+      e = DecodeSequenceBatch(&reader, t, n, done + n == count, lit.size - lit_pos, dst_size - op,
+                              op - frame_start, &lit_length, &out_length);
     }
-    lanes.Sync();
-    for (uint64_t i = 0; i < batch; ++i) {
-      const Sequence s = ws->seq[i];
-      if (s.literal_length > lit.size - lit_pos) return DecodeError::kCorrupt;
-      if (uint64_t(s.literal_length) + s.match_length > dst_size - op) {
-        return DecodeError::kOutputOverrun;
-      }
-      CopyBytes(dst + op, lit.data + lit_pos, s.literal_length, lanes);
-      lit_pos += s.literal_length;
-      op += s.literal_length;
-      if (s.offset > op - frame_start) return DecodeError::kCorrupt;
-      // A match that reads this sequence's literals (or itself) waits for them.
-      if (s.offset < uint64_t(s.literal_length) + s.match_length) lanes.Sync();
-      CopyMatch(dst + op, s.offset, s.match_length, lanes);
-      op += s.match_length;
-      lanes.Sync();
-    }
-    done += batch;
+    e = lanes.Broadcast(e);
+    if (e != DecodeError::kOk) return e;
+    const uint64_t lengths = lanes.Broadcast(uint64_t(lit_length) << 32 | out_length);
+    lanes.Sync();  // the batch in t->seq
+    ExecuteSequenceBatch(t, n, lit.data + lit_pos, dst + op, lanes);
+    lanes.Sync();  // the batch's output before the next batch reads it; t->seq free again
+    lit_pos += lengths >> 32;
+    op += uint32_t(lengths);
+    done += n;
   }
   if (count > 0) {
     bool exact = true;
-    if (lanes.Leader()) exact = reader.bits.BitsLeft() == 0;
+    if (lanes.Leader()) {
+      exact = reader.bits.BitsLeft() == 0;
+      reader.SaveRepeats(t);
+    }
     if (!lanes.Broadcast(uint64_t(exact))) return DecodeError::kCorrupt;
   }
   const uint64_t rest = lit.size - lit_pos;

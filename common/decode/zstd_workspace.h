@@ -1,5 +1,7 @@
 // The state a zstd frame decoder keeps between blocks and the lanes that share it. One
-// ZstdWorkspace per decoder: a host thread, or a warp on the GPU (each warp owns one slot).
+// ZstdWorkspace per decoder: a host thread, or a warp on the GPU (each warp owns one slot). The
+// part read for every literal and sequence (the decoding tables and the batch of decoded
+// sequences, ZstdTables) is separate so that the GPU kernel can keep it in shared memory.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +18,17 @@ constexpr uint32_t kBlockMax = 128 * 1024;  // the largest block content (and li
 constexpr uint32_t kLiteralsLogMax = 9;
 constexpr uint32_t kMatchLogMax = 9;
 constexpr uint32_t kOffsetLogMax = 8;
-constexpr uint32_t kSequenceBatch = 128;  // sequences decoded before the lanes execute them
+constexpr uint32_t kSequenceBatch = 32;  // sequences decoded before the lanes execute them
 
+// A decoded sequence, placed: its literals start `lit` bytes and its output `out` bytes after
+// those of the first sequence of its batch (sums of the lengths before it, at most 32 sequences
+// of at most 2^18 bytes each, so 32 bits suffice).
 struct Sequence {
   uint32_t literal_length;
   uint32_t match_length;
-  uint64_t offset;
+  uint32_t offset;
+  uint32_t lit;
+  uint32_t out;
 };
 
 // The lanes running one decoder: on the GPU the 32 lanes of a warp (count 32), on the host one
@@ -54,26 +61,34 @@ struct Lanes {
   }
 };
 
-}  // namespace zstd
-
-// Everything a frame decoder needs besides its input and output: entropy tables, which persist
-// across the blocks of a frame for the repeat modes, the repeat offsets, a literal buffer and a
-// batch of decoded sequences. About 150 KiB.
-struct ZstdWorkspace {
-  zstd::HufEntry huf[1 << zstd::kHufMaxLog];
+// What every literal and sequence reads: the entropy tables, which persist across the blocks of
+// a frame for the repeat modes, the repeat offsets and a batch of decoded sequences. About 19 KiB.
+struct ZstdTables {
+  HufEntry huf[1 << kHufMaxLog];
+  FseEntry ll[1 << kLiteralsLogMax];
+  FseEntry ml[1 << kMatchLogMax];
+  FseEntry of[1 << kOffsetLogMax];
   uint32_t huf_log;  // 0: no table yet in this frame (treeless literals are corrupt)
-  zstd::HufScratch huf_scratch;
-
-  zstd::FseEntry ll[1 << zstd::kLiteralsLogMax];
-  zstd::FseEntry ml[1 << zstd::kMatchLogMax];
-  zstd::FseEntry of[1 << zstd::kOffsetLogMax];
   uint32_t ll_log, ml_log, of_log;
   bool fse_valid;  // tables exist for the repeat mode
+  uint32_t rep[3];
+  Sequence seq[kSequenceBatch];
+  // The batch's sequences longer than kShortSequence (indices into seq), which all lanes copy
+  // together after each lane has copied its short ones.
+  uint8_t long_seq[kSequenceBatch];
+  uint32_t long_count;
+};
+
+}  // namespace zstd
+
+// Everything a frame decoder needs besides its input and output: the tables (the host's decoder
+// uses these; the GPU kernel passes its own in shared memory), scratch for reading table
+// descriptions and a literal buffer. About 170 KiB.
+struct ZstdWorkspace {
+  zstd::ZstdTables tables;
+  zstd::HufScratch huf_scratch;
   int16_t norm[64];
   uint16_t next[64];
-
-  uint64_t rep[3];
-  zstd::Sequence seq[zstd::kSequenceBatch];
   uint8_t literals[zstd::kBlockMax];
 };
 

@@ -1,0 +1,119 @@
+// Execution of a batch of decoded zstd sequences (zstd_sequences.h) by the lanes at once. Every
+// byte a batch writes is a function of the literals and of the output before the batch: a match
+// byte whose source lies inside the batch is traced back (BatchSource) through the sequences
+// before it (a match that overlaps itself maps to its first period) until it reaches a literal
+// or the output before the batch. So the lanes need no ordering among themselves within a
+// batch: each lane copies the short sequences with its index (literals and far matches 16 bytes
+// at a time, their loads in flight together), then all lanes copy the long ones
+// together, byte by byte.
+#pragma once
+
+#include <cstdint>
+
+#include "common/decode/host_device.h"
+#include "common/decode/zstd_workspace.h"
+
+namespace zarrd::decode::zstd {
+
+// Sequences up to this many bytes (literals and match) are copied by one lane.
+constexpr uint32_t kShortSequence = 32;
+
+template <class L>
+ZARRD_HD void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const L& lanes) {
+  for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = src[i];
+}
+
+// dst[0..n) = src[0..n) on one lane; the ranges do not overlap. The loads of each 16 bytes are
+// issued before their stores (into two words, which stay in registers on the GPU).
+ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
+  for (uint32_t i = 0; i < n; i += 16) {
+    uint64_t low = 0, high = 0;
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (i + k < n) low |= uint64_t(src[i + k]) << (8 * k);
+      if (i + 8 + k < n) high |= uint64_t(src[i + 8 + k]) << (8 * k);
+    }
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (i + k < n) dst[i + k] = uint8_t(low >> (8 * k));
+      if (i + 8 + k < n) dst[i + 8 + k] = uint8_t(high >> (8 * k));
+    }
+  }
+}
+
+// Where the byte that the batch t->seq[0..n) writes at out[p] comes from: a literal in `lit` or
+// a byte of the output before `out`. Reads only the batch's table. The sequences were checked as
+// they were decoded, so every match reaches back at most to the frame's start; each step moves
+// to an earlier sequence or returns.
+ZARRD_HD inline const uint8_t* BatchSource(const ZstdTables* t, uint32_t n, const uint8_t* lit,
+                                           const uint8_t* out, uint32_t p) {
+  for (;;) {
+    uint32_t lo = 0, hi = n;  // the sequence holding p: t->seq[lo].out <= p < t->seq[hi].out
+    while (hi - lo > 1) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (t->seq[mid].out <= p) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    const Sequence& s = t->seq[lo];
+    const uint32_t in_sequence = p - s.out;
+    if (in_sequence < s.literal_length) return lit + s.lit + in_sequence;
+    uint32_t in_match = in_sequence - s.literal_length;
+    if (in_match >= s.offset) in_match %= s.offset;  // the same byte one or more periods back
+    const uint32_t at = s.out + s.literal_length + in_match;
+    if (s.offset > at) return out - (s.offset - at);
+    p = at - s.offset;
+  }
+}
+
+// out[at..at+n) on one lane, for a match whose source reaches into its batch t->seq[0..count):
+// the sources of each 8 bytes found first, then loaded together.
+ZARRD_HD inline void CopyTraced(const ZstdTables* t, uint32_t count, const uint8_t* lit,
+                                uint8_t* out, uint32_t at, uint32_t n) {
+  for (uint32_t i = 0; i < n; i += 8) {
+    const uint8_t* from[8];
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) {
+      from[k] = BatchSource(t, count, lit, out, at + i + (i + k < n ? k : 0));
+    }
+    uint64_t piece = 0;
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) piece |= uint64_t(*from[k]) << (8 * k);
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (i + k < n) out[at + i + k] = uint8_t(piece >> (8 * k));
+    }
+  }
+}
+
+// Writes the batch t->seq[0..n) (placed by DecodeSequenceBatch) at out, its literals taken from
+// lit. Called by all lanes; the caller syncs them before another batch reads the output.
+template <class L>
+ZARRD_HD void ExecuteSequenceBatch(const ZstdTables* t, uint32_t n, const uint8_t* lit,
+                                   uint8_t* out, const L& lanes) {
+  for (uint32_t i = lanes.lane; i < n; i += lanes.count) {
+    const Sequence s = t->seq[i];
+    if (s.literal_length + s.match_length > kShortSequence) continue;
+    CopyShort(out + s.out, lit + s.lit, s.literal_length);
+    const uint32_t at = s.out + s.literal_length;
+    if (s.offset >= at + s.match_length) {  // the source ends before the batch
+      CopyShort(out + at, out + at - s.offset, s.match_length);
+    } else {
+      CopyTraced(t, n, lit, out, at, s.match_length);
+    }
+  }
+  for (uint32_t j = 0; j < t->long_count; ++j) {
+    const Sequence s = t->seq[t->long_seq[j]];
+    CopyBytes(out + s.out, lit + s.lit, s.literal_length, lanes);
+    const uint32_t at = s.out + s.literal_length;
+    if (s.offset >= at + s.match_length) {
+      CopyBytes(out + at, out + at - s.offset, s.match_length, lanes);
+    } else {
+      for (uint32_t k = lanes.lane; k < s.match_length; k += lanes.count) {
+        out[at + k] = *BatchSource(t, n, lit, out, at + k);
+      }
+    }
+  }
+}
+
+}  // namespace zarrd::decode::zstd
