@@ -5,10 +5,10 @@
 #include <cstring>
 #include <numeric>
 
-#include "common/array.h"
-#include "common/engine_stats.h"
-#include "common/node_locks.h"
-#include "common/strided_copy.h"
+#include "common/array/array.h"
+#include "common/array/engine_stats.h"
+#include "common/kvstore/node_locks.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 namespace {

@@ -1,17 +1,17 @@
-#include "common/array.h"
+#include "common/array/array.h"
 
 #include <malloc.h>
 
 #include <cstring>
 #include <map>
 
-#include "common/chunk_selection.h"
-#include "common/codec_sharding.h"
-#include "common/engine_stats.h"
-#include "common/json_document.h"
-#include "common/node_lifecycle.h"
-#include "common/node_locks.h"
-#include "common/strided_copy.h"
+#include "common/array/engine_stats.h"
+#include "common/codec/sharding.h"
+#include "common/index/chunk_selection.h"
+#include "common/kvstore/node_locks.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/node_lifecycle.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 

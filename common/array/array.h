@@ -8,13 +8,13 @@
 #include <optional>
 #include <string>
 
-#include "common/advanced_selection.h"
-#include "common/chunk_sink.h"
-#include "common/chunk_source.h"
-#include "common/metadata.h"
-#include "common/selection.h"
-#include "common/store.h"
-#include "common/thread_pool.h"
+#include "common/array/chunk_sink.h"
+#include "common/array/chunk_source.h"
+#include "common/index/advanced_selection.h"
+#include "common/index/selection.h"
+#include "common/kvstore/store.h"
+#include "common/metadata/metadata.h"
+#include "common/util/thread_pool.h"
 
 namespace zarrd {
 
@@ -59,10 +59,11 @@ class Array {
   // GPU memory).
   Status WriteFromSource(const ResolvedSelection& selection, ChunkSource& source,
                          const IoOptions& options = {});
-  // Reads or writes an advanced selection (orthogonal, points, mask; common/advanced_selection.h)
-  // in the layout of ResolvedAdvanced::result_shape. Each touched chunk is decoded once whatever
-  // the order or repetition of the indices; writes read-modify-write each chunk under its lock,
-  // the last of repeated positions winning, as in numpy.
+  // Reads or writes an advanced selection (orthogonal, points, mask;
+  // common/index/advanced_selection.h) in the layout of ResolvedAdvanced::result_shape. Each
+  // touched chunk is decoded once whatever the order or repetition of the indices; writes
+  // read-modify-write each chunk under its lock, the last of repeated positions winning, as in
+  // numpy.
   Status ReadAdvanced(const ResolvedAdvanced& selection, void* out, size_t out_size,
                       const IoOptions& options = {}) const;
   Status WriteAdvanced(const ResolvedAdvanced& selection, const void* in, size_t in_size,

@@ -1,11 +1,11 @@
-#include "common/array.h"
+#include "common/array/array.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 using zarrd::testing::ForwardingStore;
 using zarrd::testing::Pattern;

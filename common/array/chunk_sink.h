@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <string>
 
-#include "common/chunk_selection.h"
-#include "common/gpu_decode_plan.h"
-#include "common/status.h"
-#include "common/store.h"
+#include "common/codec/gpu_decode_plan.h"
+#include "common/index/chunk_selection.h"
+#include "common/kvstore/store.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

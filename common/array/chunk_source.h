@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/chunk_selection.h"
-#include "common/status.h"
-#include "common/strided_copy.h"
+#include "common/index/chunk_selection.h"
+#include "common/util/status.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 

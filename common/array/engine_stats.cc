@@ -1,4 +1,4 @@
-#include "common/engine_stats.h"
+#include "common/array/engine_stats.h"
 
 namespace zarrd {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

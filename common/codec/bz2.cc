@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -1,7 +1,7 @@
 #include <cstring>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 

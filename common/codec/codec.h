@@ -1,6 +1,6 @@
 // The codec pipeline of Zarr v3: array->array codecs, one array->bytes codec, bytes->bytes
 // codecs. Zarr v2 compressors and orders are expressed as the same pipeline. The codecs
-// themselves are found through common/codec_registry.h.
+// themselves are found through common/codec/registry.h.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "common/dtype.h"
-#include "common/fill_value.h"
-#include "common/status.h"
+#include "common/dtype/dtype.h"
+#include "common/dtype/fill_value.h"
+#include "common/util/bytes.h"
+#include "common/util/status.h"
 
 namespace zarrd {
-
-using Bytes = std::vector<uint8_t>;
-using ByteView = std::span<const uint8_t>;
-using MutableByteView = std::span<uint8_t>;
 
 // What a codec is decoding or encoding: one chunk of `shape` elements of `dtype`.
 struct ChunkSpec {

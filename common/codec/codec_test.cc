@@ -1,15 +1,15 @@
 // Codecs against numcodecs' own vectors (tests/data/peers/numcodecs): every encoded.NN.dat
 // decodes to array.NN.npy, and zarrd's encodings decode back to the input.
-#include "common/codec.h"
+#include "common/codec/codec.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "common/codec_registry.h"
-#include "common/codec_sharding.h"
-#include "common/test_util.h"
+#include "common/codec/registry.h"
+#include "common/codec/sharding.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

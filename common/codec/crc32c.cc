@@ -1,8 +1,8 @@
 #include <array>
 #include <cstring>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/gpu_decode_plan.h"
+#include "common/codec/gpu_decode_plan.h"
 
 #include <algorithm>
 #include <string>

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/codec.h"
+#include "common/codec/codec.h"
 
 namespace zarrd {
 

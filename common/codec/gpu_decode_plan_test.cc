@@ -1,11 +1,11 @@
-#include "common/gpu_decode_plan.h"
+#include "common/codec/gpu_decode_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <mutex>
 
-#include "common/array.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

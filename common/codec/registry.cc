@@ -1,4 +1,4 @@
-#include "common/codec_registry.h"
+#include "common/codec/registry.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/codec.h"
+#include "common/codec/codec.h"
 
 namespace zarrd {
 

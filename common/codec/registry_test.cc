@@ -1,6 +1,6 @@
 // The codec registry: its names and ids, its errors, its flags, and every registered name
 // decoding peer data (the fixtures against tensorstore's values, numcodecs' vectors).
-#include "common/codec_registry.h"
+#include "common/codec/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <map>
 #include <set>
 
-#include "common/array.h"
-#include "common/store.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/kvstore/store.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

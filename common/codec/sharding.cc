@@ -1,9 +1,9 @@
-#include "common/codec_sharding.h"
+#include "common/codec/sharding.h"
 
 #include <cstring>
 
-#include "common/codec_registry.h"
-#include "common/strided_copy.h"
+#include "common/codec/registry.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/codec.h"
+#include "common/codec/codec.h"
 
 namespace zarrd {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
-#include "common/strided_copy.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 namespace {

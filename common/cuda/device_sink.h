@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/chunk_sink.h"
+#include "common/array/chunk_sink.h"
 #include "common/cuda/copy_kernels.h"
 #include "common/cuda/encoded_batch.h"
 #include "common/cuda/staging.h"

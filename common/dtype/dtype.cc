@@ -1,4 +1,4 @@
-#include "common/dtype.h"
+#include "common/dtype/dtype.h"
 
 #include <array>
 #include <cstring>

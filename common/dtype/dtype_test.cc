@@ -1,11 +1,11 @@
-#include "common/dtype.h"
+#include "common/dtype/dtype.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "common/fill_value.h"
+#include "common/dtype/fill_value.h"
 
 namespace zarrd {
 namespace {

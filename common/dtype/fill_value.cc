@@ -1,4 +1,4 @@
-#include "common/fill_value.h"
+#include "common/dtype/fill_value.h"
 
 #include <cmath>
 #include <cstring>

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "common/dtype.h"
-#include "common/status.h"
+#include "common/dtype/dtype.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

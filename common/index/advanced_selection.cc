@@ -1,4 +1,4 @@
-#include "common/advanced_selection.h"
+#include "common/index/advanced_selection.h"
 
 #include <algorithm>
 #include <string>

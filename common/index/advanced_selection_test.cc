@@ -1,12 +1,12 @@
-#include "common/advanced_selection.h"
+#include "common/index/advanced_selection.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "common/array.h"
-#include "common/engine_stats.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/array/engine_stats.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {
@@ -82,9 +82,9 @@ TEST(AdvancedSelection, ResultShapesMatchNumpy) {
 
 TEST(AdvancedSelection, ErrorsNameTheAxisAndIndex) {
   const std::vector<int64_t> shape = {4, 5};
-  auto r = ResolveAdvanced({AdvancedItem::Basic(SelectionItem::Slice()),
-                            AdvancedItem::Indices({1, -6})},
-                           AdvancedMode::kOrthogonal, {}, shape, 100);
+  auto r =
+      ResolveAdvanced({AdvancedItem::Basic(SelectionItem::Slice()), AdvancedItem::Indices({1, -6})},
+                      AdvancedMode::kOrthogonal, {}, shape, 100);
   EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
   EXPECT_NE(r.status().message().find("index -6 is out of bounds for axis 1 with size 5"),
             std::string::npos);
@@ -187,9 +187,9 @@ TEST(AdvancedSelection, PropertyMatchesNumpyRules) {
         items.push_back(AdvancedItem::Indices(v));
       }
     }
-    auto sel = ResolveAdvanced(items, vectorized ? AdvancedMode::kVectorized
-                                                 : AdvancedMode::kOrthogonal,
-                               {points}, shape, 1 << 20);
+    auto sel =
+        ResolveAdvanced(items, vectorized ? AdvancedMode::kVectorized : AdvancedMode::kOrthogonal,
+                        {points}, shape, 1 << 20);
     ASSERT_TRUE(sel.ok()) << sel.status().ToString();
     // The expected result, position by position.
     std::vector<int64_t> flats;  // the element of each result position

@@ -1,8 +1,8 @@
-#include "common/band_plan.h"
+#include "common/index/band_plan.h"
 
 #include <algorithm>
 
-#include "common/checked.h"
+#include "common/util/checked.h"
 
 namespace zarrd {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/selection.h"
+#include "common/index/selection.h"
 
 namespace zarrd {
 

@@ -1,4 +1,4 @@
-#include "common/band_plan.h"
+#include "common/index/band_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "common/chunk_selection.h"
+#include "common/index/chunk_selection.h"
 
 #include <algorithm>
 
-#include "common/strided_copy.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 namespace {

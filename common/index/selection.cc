@@ -1,9 +1,9 @@
-#include "common/selection.h"
+#include "common/index/selection.h"
 
 #include <charconv>
 #include <limits>
 
-#include "common/checked.h"
+#include "common/util/checked.h"
 
 namespace zarrd {
 namespace {

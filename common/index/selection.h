@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

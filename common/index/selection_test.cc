@@ -1,4 +1,4 @@
-#include "common/selection.h"
+#include "common/index/selection.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "common/object_store.h"
-#include "common/object_store_base.h"
+#include "common/kvstore/object_store.h"
+#include "common/kvstore/object_store_base.h"
 
 namespace zarrd {
 namespace {

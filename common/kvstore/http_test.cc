@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/object_store.h"
-#include "common/s3_test_server.h"
+#include "common/kvstore/object_store.h"
+#include "common/testing/s3_test_server.h"
 
 namespace zarrd {
 namespace {

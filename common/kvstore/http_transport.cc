@@ -1,4 +1,4 @@
-#include "common/http_transport.h"
+#include "common/kvstore/http_transport.h"
 
 #include <curl/curl.h>
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "common/codec.h"
-#include "common/status.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/util/bytes.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

@@ -19,7 +19,7 @@
 #include <random>
 #include <string_view>
 
-#include "common/store.h"
+#include "common/kvstore/store.h"
 
 namespace zarrd {
 namespace {

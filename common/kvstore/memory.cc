@@ -1,6 +1,6 @@
 #include <cstring>
 
-#include "common/store.h"
+#include "common/kvstore/store.h"
 
 namespace zarrd {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/node_locks.h"
+#include "common/kvstore/node_locks.h"
 
 #include <algorithm>
 #include <functional>

@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "common/http_transport.h"
-#include "common/s3_credentials.h"
-#include "common/store.h"
+#include "common/kvstore/http_transport.h"
+#include "common/kvstore/s3_credentials.h"
+#include "common/kvstore/store.h"
 
 namespace zarrd {
 

@@ -1,8 +1,8 @@
-#include "common/object_store_base.h"
+#include "common/kvstore/object_store_base.h"
 
 #include <string_view>
 
-#include "common/s3_xml.h"
+#include "common/kvstore/s3_xml.h"
 
 namespace zarrd::internal {
 namespace {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "common/http_transport.h"
-#include "common/store.h"
+#include "common/kvstore/http_transport.h"
+#include "common/kvstore/store.h"
 
 namespace zarrd::internal {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 
-#include "common/object_store.h"
-#include "common/object_store_base.h"
-#include "common/s3_xml.h"
+#include "common/kvstore/object_store.h"
+#include "common/kvstore/object_store_base.h"
+#include "common/kvstore/s3_xml.h"
 
 namespace zarrd {
 namespace {

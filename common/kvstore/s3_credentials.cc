@@ -1,4 +1,4 @@
-#include "common/s3_credentials.h"
+#include "common/kvstore/s3_credentials.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

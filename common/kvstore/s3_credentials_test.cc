@@ -1,11 +1,11 @@
-#include "common/s3_credentials.h"
+#include "common/kvstore/s3_credentials.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <fstream>
 
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <thread>
 
-#include "common/object_store.h"
-#include "common/s3_test_server.h"
+#include "common/kvstore/object_store.h"
+#include "common/testing/s3_test_server.h"
 
 namespace zarrd {
 namespace {

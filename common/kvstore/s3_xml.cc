@@ -1,4 +1,4 @@
-#include "common/s3_xml.h"
+#include "common/kvstore/s3_xml.h"
 
 #include <cstdint>
 

@@ -1,10 +1,10 @@
-#include "common/store.h"
+#include "common/kvstore/store.h"
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
 
-#include "common/node_locks.h"
+#include "common/kvstore/node_locks.h"
 
 namespace zarrd {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/codec.h"
-#include "common/status.h"
+#include "common/util/bytes.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

@@ -1,4 +1,4 @@
-#include "common/store.h"
+#include "common/kvstore/store.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/s3_test_server.h"
-#include "common/test_util.h"
+#include "common/testing/s3_test_server.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

@@ -1,13 +1,13 @@
-#include "common/consolidated.h"
+#include "common/metadata/consolidated.h"
 
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <vector>
 
-#include "common/group.h"
-#include "common/json_document.h"
-#include "common/node_locks.h"
+#include "common/kvstore/node_locks.h"
+#include "common/metadata/group.h"
+#include "common/metadata/json_document.h"
 
 namespace zarrd {
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "common/group.h"
-#include "common/metadata.h"
-#include "common/status.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/metadata/group.h"
+#include "common/metadata/metadata.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

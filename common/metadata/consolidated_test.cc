@@ -1,14 +1,14 @@
-#include "common/consolidated.h"
+#include "common/metadata/consolidated.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "common/array.h"
-#include "common/group.h"
-#include "common/json_document.h"
-#include "common/node_lifecycle.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/metadata/group.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/node_lifecycle.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

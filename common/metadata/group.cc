@@ -1,11 +1,11 @@
-#include "common/group.h"
+#include "common/metadata/group.h"
 
 #include <map>
 
-#include "common/consolidated.h"
-#include "common/json_document.h"
-#include "common/node_lifecycle.h"
-#include "common/node_locks.h"
+#include "common/kvstore/node_locks.h"
+#include "common/metadata/consolidated.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/node_lifecycle.h"
 
 namespace zarrd {
 
@@ -93,7 +93,7 @@ Status SetGroupAttributes(Store& store, const std::string& path, const json& att
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
   auto hold = store.node_locks().Share(path);  // a group deleted meanwhile is not brought back
   // Read under the lock: a concurrent re-consolidation of this group is kept
-  // (common/consolidated.h).
+  // (common/metadata/consolidated.h).
   auto lock = store.LockKey(JoinKey(path, "zarr.json"));
   ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
   g.attributes = attributes;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/metadata.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/metadata/metadata.h"
 
 namespace zarrd {
 

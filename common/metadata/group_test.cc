@@ -1,9 +1,9 @@
-#include "common/group.h"
+#include "common/metadata/group.h"
 
 #include <gtest/gtest.h>
 
-#include "common/array.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

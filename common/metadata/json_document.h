@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

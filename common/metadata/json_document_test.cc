@@ -1,4 +1,4 @@
-#include "common/json_document.h"
+#include "common/metadata/json_document.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "common/metadata.h"
+#include "common/metadata/metadata.h"
 
 #include <limits>
 
-#include "common/checked.h"
-#include "common/codec_registry.h"
-#include "common/codec_sharding.h"
+#include "common/codec/registry.h"
+#include "common/codec/sharding.h"
+#include "common/util/checked.h"
 
 namespace zarrd {
 

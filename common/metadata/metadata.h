@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "common/codec.h"
-#include "common/dtype.h"
-#include "common/fill_value.h"
-#include "common/status.h"
+#include "common/codec/codec.h"
+#include "common/dtype/dtype.h"
+#include "common/dtype/fill_value.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 
@@ -71,7 +71,8 @@ nlohmann::json ToV2Json(const ArrayMetadata& metadata);
 struct GroupMetadata {
   ZarrFormat format = ZarrFormat::kV3;
   nlohmann::json attributes = nlohmann::json::object();
-  // v3: the "consolidated_metadata" field as stored (common/consolidated.h), null when absent.
+  // v3: the "consolidated_metadata" field as stored (common/metadata/consolidated.h), null when
+  // absent.
   nlohmann::json consolidated_metadata;
 };
 

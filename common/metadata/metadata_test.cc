@@ -1,4 +1,4 @@
-#include "common/metadata.h"
+#include "common/metadata/metadata.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd {
 namespace {

@@ -1,10 +1,10 @@
-#include "common/node_lifecycle.h"
+#include "common/metadata/node_lifecycle.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "common/json_document.h"
-#include "common/node_locks.h"
+#include "common/kvstore/node_locks.h"
+#include "common/metadata/json_document.h"
 
 namespace zarrd {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

@@ -1,13 +1,13 @@
-#include "common/node_lifecycle.h"
+#include "common/metadata/node_lifecycle.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include "common/array.h"
-#include "common/group.h"
-#include "common/test_util.h"
+#include "common/array/array.h"
+#include "common/metadata/group.h"
+#include "common/testing/test_util.h"
 
 using zarrd::testing::ForwardingStore;
 using zarrd::testing::Pattern;

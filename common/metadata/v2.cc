@@ -1,5 +1,5 @@
 // .zarray / .zgroup / .zattrs (Zarr v2 spec).
-#include "common/metadata.h"
+#include "common/metadata/metadata.h"
 
 namespace zarrd {
 

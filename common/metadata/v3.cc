@@ -1,7 +1,7 @@
 // zarr.json for arrays and groups (Zarr v3 core spec).
 #include <set>
 
-#include "common/metadata.h"
+#include "common/metadata/metadata.h"
 
 namespace zarrd {
 

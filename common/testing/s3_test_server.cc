@@ -1,4 +1,4 @@
-#include "common/s3_test_server.h"
+#include "common/testing/s3_test_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

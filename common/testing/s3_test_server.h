@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/object_store.h"
-#include "common/test_util.h"
+#include "common/kvstore/object_store.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::testing {
 
@@ -51,8 +51,8 @@ class S3TestServer {
 };
 
 // The fault proxy in front of `upstream_port`; it checks the SigV4 signature of every request
-// (s3rver does not) with S3TestServer's credentials. Faults are queued with Inject and apply to the next
-// requests whose path contains `match` (and method, when given).
+// (s3rver does not) with S3TestServer's credentials. Faults are queued with Inject and apply to the
+// next requests whose path contains `match` (and method, when given).
 class FaultProxy {
  public:
   std::string Start(int upstream_port);

@@ -1,4 +1,4 @@
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 #include <cstdlib>
 #include <filesystem>

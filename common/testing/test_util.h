@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "common/codec.h"
-#include "common/metadata.h"
-#include "common/selection.h"
-#include "common/store.h"
+#include "common/codec/codec.h"
+#include "common/index/selection.h"
+#include "common/kvstore/store.h"
+#include "common/metadata/metadata.h"
 
 namespace zarrd::testing {
 

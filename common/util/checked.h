@@ -10,7 +10,7 @@
 #include <string>
 #include <type_traits>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 

@@ -1,4 +1,4 @@
-#include "common/checked.h"
+#include "common/util/checked.h"
 
 #include <gtest/gtest.h>
 

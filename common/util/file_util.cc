@@ -1,4 +1,4 @@
-#include "common/file_util.h"
+#include "common/util/file_util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

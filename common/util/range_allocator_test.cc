@@ -1,4 +1,4 @@
-#include "common/range_allocator.h"
+#include "common/util/range_allocator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/status.h"
+#include "common/util/status.h"
 
 #include <cstring>
 

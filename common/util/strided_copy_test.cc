@@ -1,4 +1,4 @@
-#include "common/strided_copy.h"
+#include "common/util/strided_copy.h"
 
 #include <gtest/gtest.h>
 

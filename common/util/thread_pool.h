@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd {
 
