@@ -24,9 +24,9 @@ function(zarrd_include_root target)
   endif()
 endfunction()
 
-# Links <target> to the layers named and gives it an include root with <dirs> and what those
-# layers see. Sets <out_var> (in the caller) to that list of folders.
-function(zarrd_use_layers target out_var)
+# zarrd_use_layers(<target> DIRS <dirs>... LAYERS <layers>...): links <target> to the layers named
+# and gives it an include root with <dirs> and what those layers see.
+function(zarrd_use_layers target)
   cmake_parse_arguments(ARG "" "" "DIRS;LAYERS" ${ARGN})
   set(visible ${ARG_DIRS})
   get_target_property(type ${target} TYPE)
@@ -35,7 +35,7 @@ function(zarrd_use_layers target out_var)
     set(scope INTERFACE)
   endif()
   foreach(layer ${ARG_LAYERS})
-    get_property(below GLOBAL PROPERTY ZARRD_LAYER_SEES_${layer})
+    get_property(below GLOBAL PROPERTY ZARRD_SEES_zarrd_${layer})
     if(NOT below)
       message(FATAL_ERROR "${target} uses layer ${layer}, which is not defined before it")
     endif()
@@ -44,7 +44,7 @@ function(zarrd_use_layers target out_var)
   endforeach()
   list(REMOVE_DUPLICATES visible)
   zarrd_include_root(${target} ${visible})
-  set(${out_var} ${visible} PARENT_SCOPE)
+  set_property(GLOBAL PROPERTY ZARRD_SEES_${target} ${visible})
 endfunction()
 
 # zarrd_layer(<name> [SOURCES <files>...] [LAYERS <layers below>...]): the library zarrd_<name>
@@ -61,6 +61,5 @@ function(zarrd_layer name)
     add_library(zarrd_${name} INTERFACE)
   endif()
   file(RELATIVE_PATH dir ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
-  zarrd_use_layers(zarrd_${name} visible DIRS ${dir} LAYERS ${ARG_LAYERS})
-  set_property(GLOBAL PROPERTY ZARRD_LAYER_SEES_${name} ${visible})
+  zarrd_use_layers(zarrd_${name} DIRS ${dir} LAYERS ${ARG_LAYERS})
 endfunction()
