@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::bench {
 

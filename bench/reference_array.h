@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "common/array.h"
+#include "common/array/array.h"
 
 namespace zarrd::bench {
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/reference_array.h"
-#include "common/object_store.h"
-#include "common/s3_test_server.h"
+#include "common/kvstore/object_store.h"
+#include "common/testing/s3_test_server.h"
 
 namespace zarrd::bench {
 namespace {

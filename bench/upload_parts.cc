@@ -25,12 +25,12 @@
 #include "bench/bench_util.h"
 #include "bench/gpu_limits.h"
 #include "bench/reference_array.h"
-#include "common/array.h"
+#include "common/array/array.h"
 #include "common/cuda/copy_kernels.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/staging.h"
-#include "common/store.h"
-#include "common/thread_pool.h"
+#include "common/kvstore/store.h"
+#include "common/util/thread_pool.h"
 
 namespace zarrd::bench {
 namespace {

@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "client/piece_reader.h"
-#include "common/band_plan.h"
-#include "common/checked.h"
-#include "common/dtype.h"
-#include "common/file_util.h"
-#include "common/selection.h"
+#include "common/dtype/dtype.h"
+#include "common/index/band_plan.h"
+#include "common/index/selection.h"
+#include "common/util/checked.h"
+#include "common/util/file_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/error_detail.h"
 #include "proto/selection_wire.h"

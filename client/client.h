@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/band_plan.h"
-#include "common/status.h"
+#include "common/index/band_plan.h"
+#include "common/util/status.h"
 #include "proto/error_detail.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
 
@@ -101,8 +101,8 @@ class Client {
   // keeps, then copied out (no bytes cross the socket). Otherwise: one message when it fits the
   // server's unary limit, else streams written piece by piece into `out`, up to read_streams()
   // in parallel, each for a band of the first selected dimension (16 MiB at least). Bands are
-  // planned by PlanBands (common/band_plan.h) from the array's shape and chunks: this form asks
-  // the server for them (one GetNode) when a read is banded.
+  // planned by PlanBands (common/index/band_plan.h) from the array's shape and chunks: this form
+  // asks the server for them (one GetNode) when a read is banded.
   Status Get(const std::string& store, const std::string& path, const pb::Selection& selection,
              void* out, size_t size, pb::ArrayDescriptor* descriptor = nullptr,
              pb::Prototype prototype = pb::PROTOTYPE_HOST);

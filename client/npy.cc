@@ -4,8 +4,8 @@
 #include <iterator>
 #include <regex>
 
-#include "common/dtype.h"
-#include "common/strided_copy.h"
+#include "common/dtype/dtype.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd::client {
 

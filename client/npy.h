@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::client {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "common/status.h"
+#include "common/util/status.h"
 #include "zarrd/v1/zarrd.pb.h"
 
 namespace zarrd::client {

@@ -15,11 +15,11 @@
 #include "client/device_client.h"
 #endif
 #include "client/npy.h"
-#include "common/band_plan.h"
-#include "common/checked.h"
-#include "common/dtype.h"
-#include "common/selection.h"
-#include "common/version.h"
+#include "common/dtype/dtype.h"
+#include "common/index/band_plan.h"
+#include "common/index/selection.h"
+#include "common/util/checked.h"
+#include "common/util/version.h"
 #include "proto/selection_wire.h"
 
 namespace {

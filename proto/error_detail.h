@@ -4,7 +4,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::wire {
 

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/status.h"
+#include "common/util/status.h"
 #include "zarrd/v1/zarrd.pb.h"
 
 namespace zarrd::wire {

@@ -2,8 +2,8 @@
 // server and the clients alike.
 #pragma once
 
-#include "common/advanced_selection.h"
-#include "common/selection.h"
+#include "common/index/advanced_selection.h"
+#include "common/index/selection.h"
 #include "zarrd/v1/zarrd.pb.h"
 
 namespace zarrd {

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "common/array.h"
-#include "common/store.h"
+#include "common/array/array.h"
+#include "common/kvstore/store.h"
 #include "server/config.h"
 
 namespace zarrd::server {

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <set>
 
-#include "common/file_util.h"
-#include "common/json_document.h"
+#include "common/metadata/json_document.h"
+#include "common/util/file_util.h"
 
 namespace zarrd::server {
 

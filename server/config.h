@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/gpu_decode_plan.h"
-#include "common/object_store.h"
-#include "common/status.h"
+#include "common/codec/gpu_decode_plan.h"
+#include "common/kvstore/object_store.h"
+#include "common/util/status.h"
 
 namespace zarrd::server {
 

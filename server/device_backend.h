@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/array.h"
+#include "common/array/array.h"
 #include "server/config.h"
 
 namespace zarrd::server {

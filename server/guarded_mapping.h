@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::server {
 

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <string>
 
-#include "common/codec.h"
-#include "common/status.h"
+#include "common/codec/codec.h"
+#include "common/util/status.h"
 #include "server/client_process.h"
 #include "server/guarded_mapping.h"
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::server {
 

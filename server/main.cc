@@ -12,7 +12,7 @@
 #include <iostream>
 #include <optional>
 
-#include "common/version.h"
+#include "common/util/version.h"
 #include "server/sd_notify.h"
 #include "server/server.h"
 

@@ -7,7 +7,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "common/engine_stats.h"
+#include "common/array/engine_stats.h"
 
 namespace zarrd::server {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "common/status.h"
+#include "common/util/status.h"
 #include "server/device_backend.h"
 
 namespace prometheus {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "common/checked.h"
+#include "common/util/checked.h"
 #include "proto/selection_wire.h"
 
 namespace zarrd::server {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "common/array.h"
+#include "common/array/array.h"
 #include "server/config.h"
 #include "zarrd/v1/zarrd.pb.h"
 

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/metadata.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
+#include "common/metadata/metadata.h"
 
 namespace zarrd::server {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "common/status.h"
+#include "common/util/status.h"
 #include "server/metrics.h"
 
 namespace zarrd::server {

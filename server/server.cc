@@ -16,7 +16,7 @@
 #include <random>
 #include <thread>
 
-#include "common/file_util.h"
+#include "common/util/file_util.h"
 
 namespace zarrd::server {
 namespace {

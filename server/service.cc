@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "common/checked.h"
-#include "common/version.h"
+#include "common/util/checked.h"
+#include "common/util/version.h"
 #include "proto/selection_wire.h"
 #include "server/device_wire.h"
 #include "server/prepared_request.h"

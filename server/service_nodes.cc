@@ -1,9 +1,9 @@
 #include <spdlog/spdlog.h>
 
-#include "common/consolidated.h"
-#include "common/group.h"
-#include "common/json_document.h"
-#include "common/node_lifecycle.h"
+#include "common/metadata/consolidated.h"
+#include "common/metadata/group.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/node_lifecycle.h"
 #include "server/service_unary.h"
 
 namespace zarrd::server {

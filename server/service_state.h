@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "common/thread_pool.h"
+#include "common/util/thread_pool.h"
 #include "server/array_cache.h"
 #include "server/buffer_cache.h"
 #include "server/byte_budget.h"

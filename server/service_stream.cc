@@ -6,8 +6,8 @@
 #include <deque>
 #include <optional>
 
-#include "common/band_plan.h"
-#include "common/checked.h"
+#include "common/index/band_plan.h"
+#include "common/util/checked.h"
 #include "proto/error_detail.h"
 #include "proto/piece_wire.h"
 #include "server/prepared_request.h"

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "client/client.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 extern char** environ;
 

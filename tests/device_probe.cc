@@ -22,7 +22,7 @@
 #include <sstream>
 
 #include "client/device_client.h"
-#include "common/selection.h"
+#include "common/index/selection.h"
 
 using nlohmann::json;
 namespace zc = zarrd::client;

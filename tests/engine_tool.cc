@@ -11,7 +11,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "common/array.h"
+#include "common/array/array.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/decode/host_device.h"
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

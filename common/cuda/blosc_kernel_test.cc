@@ -12,7 +12,7 @@
 #include "common/cuda/decode_batch_test_util.h"
 #include "common/decode/blosc1.h"
 #include "common/decode/decode_test_util.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
 namespace {

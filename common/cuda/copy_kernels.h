@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

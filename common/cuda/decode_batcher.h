@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "common/chunk_sink.h"
+#include "common/array/chunk_sink.h"
 #include "common/cuda/encoded_batch.h"
 #include "common/cuda/staging.h"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "common/decode/host_device.h"
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

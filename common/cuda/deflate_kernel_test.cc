@@ -11,7 +11,7 @@
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/decode_batch_test_util.h"
 #include "common/decode/decode_test_util.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/range_allocator.h"
-#include "common/status.h"
+#include "common/util/range_allocator.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/chunk_sink.h"
+#include "common/array/chunk_sink.h"
 #include "common/cuda/copy_kernels.h"
 #include "common/cuda/decode_batcher.h"
 #include "common/cuda/staging.h"

@@ -4,10 +4,10 @@
 
 #include <cctype>
 
-#include "common/array.h"
+#include "common/array/array.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/store_gpu.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
 namespace {

@@ -5,7 +5,7 @@
 // never copied to the host whole.
 #pragma once
 
-#include "common/chunk_source.h"
+#include "common/array/chunk_source.h"
 #include "common/cuda/staging.h"
 
 namespace zarrd::cuda {

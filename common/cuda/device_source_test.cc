@@ -4,9 +4,9 @@
 
 #include <numeric>
 
-#include "common/array.h"
+#include "common/array/array.h"
 #include "common/cuda/cuda_test_util.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
 namespace {

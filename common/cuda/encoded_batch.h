@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "common/chunk_selection.h"
+#include "common/codec/gpu_decode_plan.h"
 #include "common/cuda/copy_kernels.h"
 #include "common/cuda/staging.h"
 #include "common/decode/host_device.h"
-#include "common/gpu_decode_plan.h"
+#include "common/index/chunk_selection.h"
 
 namespace zarrd::cuda {
 

@@ -4,11 +4,11 @@
 
 #include <cctype>
 
-#include "common/array.h"
+#include "common/array/array.h"
+#include "common/array/engine_stats.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/device_sink.h"
-#include "common/engine_stats.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/decode/zstd_workspace.h"
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

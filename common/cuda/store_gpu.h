@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/cuda/device_pool.h"
-#include "common/store.h"
+#include "common/kvstore/store.h"
 
 namespace zarrd::cuda {
 

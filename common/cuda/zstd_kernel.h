@@ -7,7 +7,7 @@
 
 #include "common/decode/host_device.h"
 #include "common/decode/zstd_workspace.h"
-#include "common/status.h"
+#include "common/util/status.h"
 
 namespace zarrd::cuda {
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <random>
 
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::decode::testing {
 

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "common/decode/decode_test_util.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::decode {
 namespace {

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "common/decode/zstd_test_util.h"
-#include "common/test_util.h"
+#include "common/testing/test_util.h"
 
 namespace zarrd::decode {
 namespace {

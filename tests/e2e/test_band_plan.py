@@ -1,5 +1,5 @@
 """The band planner: tests/data/band_plan_cases.json holds cases and the bands expected of them;
-common/band_plan_test.cc holds PlanBands to the same bands, this file the Python port
+common/index/band_plan_test.cc holds PlanBands to the same bands, this file the Python port
 (zarrd/stream.py's plan_bands), and both check the expected bands against the rule by brute
 force. `python3 tests/e2e/test_band_plan.py` writes the file again from the Python port."""
 import json
@@ -146,7 +146,7 @@ def write():
         case["bands"] = plan(case)
         check_rule(case)
         cases.append(case)
-    about = ("Cases of the band planner (common/band_plan.h), written by"
+    about = ("Cases of the band planner (common/index/band_plan.h), written by"
              " tests/e2e/test_band_plan.py and checked there against the rule. selection: per dimension [start, stop, step]"
              " (null: numpy's default) or an integer. bands: [start, count] of the first"
              " non-dropped dimension (axis), the band's byte offset in the result, its bytes.")

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "common/codec.h"
-#include "common/codec_registry.h"
+#include "common/codec/codec.h"
+#include "common/codec/registry.h"
 
 namespace {
 

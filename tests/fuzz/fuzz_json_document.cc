@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/json_document.h"
-#include "common/metadata.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/metadata.h"
 
 namespace {
 

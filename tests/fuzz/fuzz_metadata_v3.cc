@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "common/json_document.h"
-#include "common/metadata.h"
+#include "common/metadata/json_document.h"
+#include "common/metadata/metadata.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace zarrd;

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "common/advanced_selection.h"
-#include "common/chunk_selection.h"
-#include "common/selection.h"
+#include "common/index/advanced_selection.h"
+#include "common/index/chunk_selection.h"
+#include "common/index/selection.h"
 
 namespace {
 

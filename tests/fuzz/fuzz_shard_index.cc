@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/codec_sharding.h"
-#include "common/metadata.h"
+#include "common/codec/sharding.h"
+#include "common/metadata/metadata.h"
 
 namespace {
 

@@ -12,12 +12,12 @@ from zarrd.wire import decode_piece
 
 MIN_BAND_BYTES = 16 << 20  # a streamed read is split in bands of at least this
 
-# One dimension of a resolved selection, as common/selection.h's DimSelection.
+# One dimension of a resolved selection, as common/index/selection.h's DimSelection.
 Dim = namedtuple("Dim", "start step count dropped")
 
 
 def plan_bands(dims, chunks, itemsize, target_bytes, max_bytes=0, max_bands=0):
-    """common/band_plan.cc's PlanBands line for line (tests/data/band_plan_cases.json holds both
+    """common/index/band_plan.cc's PlanBands line for line (tests/data/band_plan_cases.json holds both
     to one answer): [(dims, offset, nbytes)] covering the result once in order, cut on chunk edges
     along the first non-dropped dimension; [] when one result row exceeds max_bytes."""
     d0 = 0

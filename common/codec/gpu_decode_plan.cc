@@ -1,0 +1,100 @@
+#include "common/codec/gpu_decode_plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/decode/blosc1.h"
+#include "common/decode/zstd_decode.h"
+
+namespace zarrd {
+
+Result<GpuDecodeMode> ParseGpuDecodeMode(std::string_view name) {
+  if (name == "auto") return GpuDecodeMode::kAuto;
+  if (name == "always") return GpuDecodeMode::kAlways;
+  if (name == "never") return GpuDecodeMode::kNever;
+  return InvalidArgument("gpu_decode must be \"auto\", \"always\" or \"never\", got \"" +
+                         std::string(name) + "\"");
+}
+
+const char* GpuDecodeModeName(GpuDecodeMode mode) {
+  switch (mode) {
+    case GpuDecodeMode::kAuto:
+      return "auto";
+    case GpuDecodeMode::kAlways:
+      return "always";
+    case GpuDecodeMode::kNever:
+      return "never";
+  }
+  return "?";
+}
+
+bool GpuDecodePolicy::Use(size_t num_chunks, CompressorFamily kind) const {
+  switch (mode) {
+    case GpuDecodeMode::kAlways:
+      return true;
+    case GpuDecodeMode::kNever:
+      return false;
+    case GpuDecodeMode::kAuto:
+      return num_chunks >= min_chunks &&
+             std::find(auto_families.begin(), auto_families.end(), kind) != auto_families.end();
+  }
+  return false;
+}
+
+const char* GpuCodecName(GpuCodec codec) {
+  switch (codec) {
+    case GpuCodec::kZstd:
+      return "zstd";
+    case GpuCodec::kBlosc:
+      return "blosc";
+    case GpuCodec::kGzip:
+      return "gzip";
+    case GpuCodec::kZlib:
+      return "zlib";
+  }
+  return "?";
+}
+
+std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype) {
+  const std::optional<Endian> order = chain.array_to_bytes().byte_order();
+  if (chain.has_array_codecs() || !order || chain.bytes_codecs().size() != 1) return std::nullopt;
+  const CompressorFamily kind = chain.bytes_codecs()[0]->family();
+  if (kind == CompressorFamily::kOther) return std::nullopt;
+  GpuChain plan{.kind = kind};
+  if (*order == Endian::kBig) plan.swap_unit = static_cast<uint32_t>(SwapUnit(dtype));
+  return plan;
+}
+
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
+  const uint8_t* p = encoded.data();
+  const size_t n = encoded.size();
+  switch (chain.kind) {
+    case CompressorFamily::kZstd: {
+      // Frame header: magic (4), descriptor, [window], [dictionary id of 0-4 bytes].
+      if (n < 5 || decode::zstd::ReadLE32(p) != decode::zstd::kMagic) return GpuCodec::kZstd;
+      const uint8_t descriptor = p[4];
+      const size_t id_bytes = (descriptor & 3) == 3 ? 4 : (descriptor & 3);
+      const size_t at = 5 + (((descriptor >> 5) & 1) ? 0 : 1);
+      uint32_t id = 0;
+      for (size_t i = 0; i < id_bytes && at + i < n; ++i) id |= uint32_t{p[at + i]} << (8 * i);
+      if (id != 0) return std::nullopt;
+      return GpuCodec::kZstd;
+    }
+    case CompressorFamily::kBlosc: {
+      using namespace decode::blosc1;
+      const bool zstd_splits = n >= kHeaderSize && !(p[2] & kMemcpyedFlag) &&
+                               (p[2] >> 5) == static_cast<uint8_t>(decode::BloscCodec::kZstd);
+      if (zstd_splits) return std::nullopt;
+      return GpuCodec::kBlosc;
+    }
+    case CompressorFamily::kDeflate:
+      if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return GpuCodec::kGzip;
+      if (n >= 2 && (p[1] & 0x20)) return std::nullopt;  // FDICT
+      return GpuCodec::kZlib;
+    case CompressorFamily::kOther:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace zarrd

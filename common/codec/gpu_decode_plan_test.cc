@@ -1,0 +1,235 @@
+#include "common/codec/gpu_decode_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "common/array/array.h"
+#include "common/testing/test_util.h"
+
+namespace zarrd {
+namespace {
+
+using nlohmann::json;
+using zarrd::testing::Pattern;
+using zarrd::testing::V3Meta;
+
+json Codecs(const std::string& endian, const std::string& compressors) {
+  return json::parse(R"([{"name":"bytes","configuration":{"endian":")" + endian + R"("}})" +
+                     (compressors.empty() ? "" : "," + compressors) + "]");
+}
+
+std::optional<GpuChain> Plan(json codecs, DataType dtype = DataType::kInt32) {
+  ArrayMetadata m = V3Meta({8, 8}, {4, 4}, codecs, dtype);
+  EXPECT_TRUE(m.Finalize().ok());
+  return PlanGpuChain(*m.codec_chain, dtype);
+}
+
+const char* kZstd = R"({"name":"zstd","configuration":{"level":1}})";
+const char* kGzip = R"({"name":"gzip","configuration":{"level":1}})";
+const char* kBloscLz4 =
+    R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4}})";
+const char* kBloscZstd =
+    R"({"name":"blosc","configuration":{"cname":"zstd","clevel":5,"shuffle":"shuffle","typesize":4}})";
+
+TEST(GpuDecodePlan, ChainsOfBytesAndOneCompressor) {
+  auto zstd = Plan(Codecs("little", kZstd));
+  ASSERT_TRUE(zstd);
+  EXPECT_EQ(zstd->kind, CompressorFamily::kZstd);
+  EXPECT_EQ(zstd->swap_unit, 1u);
+  auto big = Plan(Codecs("big", kGzip));
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->kind, CompressorFamily::kDeflate);
+  EXPECT_EQ(big->swap_unit, 4u);
+  EXPECT_EQ(Plan(Codecs("big", kZstd), DataType::kComplex128)->swap_unit, 8u);
+  EXPECT_EQ(Plan(Codecs("big", kZstd), DataType::kUint8)->swap_unit, 1u);
+  EXPECT_EQ(Plan(Codecs("little", kBloscLz4))->kind, CompressorFamily::kBlosc);
+  EXPECT_EQ(
+      Plan(Codecs("little", R"({"name":"numcodecs.zlib","configuration":{"level":1}})"))->kind,
+      CompressorFamily::kDeflate);
+}
+
+TEST(GpuDecodePlan, OtherChainsStayOnTheCpu) {
+  EXPECT_FALSE(Plan(Codecs("little", "")));
+  EXPECT_FALSE(Plan(Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})")));
+  EXPECT_FALSE(Plan(Codecs("little", std::string(kGzip) + "," + kZstd)));
+  EXPECT_FALSE(Plan(Codecs("little", R"({"name":"numcodecs.bz2","configuration":{"level":1}})")));
+  json transposed = Codecs("little", kZstd);
+  transposed.insert(transposed.begin(),
+                    json::parse(R"({"name":"transpose","configuration":{"order":[1,0]}})"));
+  EXPECT_FALSE(Plan(transposed));
+  EXPECT_FALSE(Plan(json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"zstd","configuration":{"level":1}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}])")));
+}
+
+TEST(GpuDecodePlan, ZarrV2Compressors) {
+  for (const char* compressor : {R"({"id":"zlib","level":1})", R"({"id":"blosc","cname":"lz4",
+        "clevel":5,"shuffle":1,"blocksize":0})"}) {
+    ArrayMetadata m;
+    m.format = ZarrFormat::kV2;
+    m.shape = {8, 8};
+    m.chunk_shape = {4, 4};
+    m.dtype = DataType::kInt32;
+    m.fill_value = FillValue(4, 0);
+    m.v2_endian = Endian::kBig;
+    m.v2_compressor = json::parse(compressor);
+    m.codecs = json();
+    ASSERT_TRUE(m.Finalize().ok()) << compressor;
+    auto plan = PlanGpuChain(*m.codec_chain, m.dtype);
+    ASSERT_TRUE(plan) << compressor;
+    EXPECT_EQ(plan->swap_unit, 4u);
+    m.v2_order = 'F';  // a transpose
+    ASSERT_TRUE(m.Finalize().ok());
+    EXPECT_FALSE(PlanGpuChain(*m.codec_chain, m.dtype)) << compressor;
+  }
+}
+
+Bytes Encode(const char* codec) {
+  ArrayMetadata m = V3Meta({64, 64}, {64, 64}, Codecs("little", codec));
+  EXPECT_TRUE(m.Finalize().ok());
+  const auto values = Pattern(64 * 64);
+  Bytes out;
+  EXPECT_TRUE(
+      m.codec_chain->Encode(m.chunk_spec(), reinterpret_cast<const uint8_t*>(values.data()), &out)
+          .ok());
+  return out;
+}
+
+// The kernel a chunk goes to, as a number (-1: the CPU), for gtest to print.
+int For(const GpuChain& chain, ByteView encoded) {
+  auto codec = GpuCodecFor(chain, encoded);
+  return codec ? static_cast<int>(*codec) : -1;
+}
+constexpr int kCpu = -1;
+constexpr int Gpu(GpuCodec c) { return static_cast<int>(c); }
+
+TEST(GpuDecodePlan, EachChunkByItsHeader) {
+  const GpuChain zstd{CompressorFamily::kZstd}, blosc{CompressorFamily::kBlosc},
+      deflate{CompressorFamily::kDeflate};
+  EXPECT_EQ(For(zstd, Encode(kZstd)), Gpu(GpuCodec::kZstd));
+  // A frame that names a dictionary: magic, descriptor (dictionary id of 1 byte, single
+  // segment), the id, a content size byte.
+  const Bytes with_dictionary = {0x28, 0xB5, 0x2F, 0xFD, 0x21, 0x07, 0x00, 0x01, 0x00, 0x00};
+  EXPECT_EQ(For(zstd, with_dictionary), kCpu);
+  // Garbage goes to the GPU, which reports it.
+  EXPECT_EQ(For(zstd, Bytes{1, 2, 3}), Gpu(GpuCodec::kZstd));
+  EXPECT_EQ(For(blosc, Encode(kBloscLz4)), Gpu(GpuCodec::kBlosc));
+  EXPECT_EQ(For(blosc, Encode(kBloscZstd)), kCpu);
+  // A blosc container the compressor left as a copy takes no zstd.
+  EXPECT_EQ(For(blosc, Encode(R"({"name":"blosc","configuration":{"cname":"zstd",
+      "clevel":0,"shuffle":"noshuffle","typesize":4}})")),
+            Gpu(GpuCodec::kBlosc));
+  EXPECT_EQ(For(deflate, Encode(kGzip)), Gpu(GpuCodec::kGzip));
+  const Bytes zlib = Encode(R"({"name":"numcodecs.zlib","configuration":{"level":1}})");
+  EXPECT_EQ(For(deflate, zlib), Gpu(GpuCodec::kZlib));
+  Bytes preset = zlib;
+  preset[1] |= 0x20;  // FDICT
+  EXPECT_EQ(For(deflate, preset), kCpu);
+}
+
+TEST(GpuDecodePolicy, ModesAndThreshold) {
+  EXPECT_EQ(*ParseGpuDecodeMode("auto"), GpuDecodeMode::kAuto);
+  EXPECT_EQ(*ParseGpuDecodeMode("always"), GpuDecodeMode::kAlways);
+  EXPECT_EQ(*ParseGpuDecodeMode("never"), GpuDecodeMode::kNever);
+  EXPECT_EQ(ParseGpuDecodeMode("gpu").status().code(), StatusCode::kInvalidArgument);
+  for (auto mode : {GpuDecodeMode::kAuto, GpuDecodeMode::kAlways, GpuDecodeMode::kNever}) {
+    EXPECT_EQ(*ParseGpuDecodeMode(GpuDecodeModeName(mode)), mode);
+  }
+  const auto zstd = CompressorFamily::kZstd, blosc = CompressorFamily::kBlosc,
+             deflate = CompressorFamily::kDeflate;
+  // auto: none measured faster on the GPU end to end yet.
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, zstd));
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, blosc));
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, deflate));
+  const GpuDecodePolicy zstd_auto{.auto_families = {zstd}};
+  EXPECT_FALSE(zstd_auto.Use(kGpuDecodeMinChunks - 1, zstd));
+  EXPECT_TRUE(zstd_auto.Use(kGpuDecodeMinChunks, zstd));
+  EXPECT_FALSE(zstd_auto.Use(kGpuDecodeMinChunks, blosc));
+  EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, zstd));
+  EXPECT_TRUE(GpuDecodePolicy{.mode = GpuDecodeMode::kAlways}.Use(1, deflate));
+  EXPECT_FALSE(GpuDecodePolicy{.mode = GpuDecodeMode::kNever}.Use(1 << 20, blosc));
+  EXPECT_TRUE(
+      (GpuDecodePolicy{.mode = GpuDecodeMode::kAuto, .min_chunks = 2, .auto_families = {zstd}}.Use(
+          2, zstd)));
+}
+
+// Records what the engine hands over: encoded chunks, decoded ones and fills.
+class RecordingSink : public ChunkSink {
+ public:
+  explicit RecordingSink(bool accepts) : accepts_(accepts) {}
+  Result<Buffer> Begin(const Placement&, size_t chunk_bytes) override {
+    auto* b = new Bytes(chunk_bytes);
+    return Buffer{b->data(), b};
+  }
+  Status Commit(const Placement&, const Buffer& buffer) override {
+    delete static_cast<Bytes*>(buffer.token);
+    std::lock_guard lock(mutex_);
+    ++decoded;
+    return OkStatus();
+  }
+  void Abandon(const Buffer& buffer) override { delete static_cast<Bytes*>(buffer.token); }
+  Status Fill(const Placement&, const uint8_t*, size_t) override {
+    std::lock_guard lock(mutex_);
+    ++filled;
+    return OkStatus();
+  }
+  bool accepts_encoded(CompressorFamily) const override { return accepts_; }
+  Status CommitEncoded(const Placement&, ByteView encoded, EncodedChunk chunk) override {
+    std::lock_guard lock(mutex_);
+    EXPECT_FALSE(encoded.empty());
+    encoded_chunks.push_back(std::move(chunk));
+    return OkStatus();
+  }
+
+  std::mutex mutex_;
+  bool accepts_;
+  int decoded = 0, filled = 0;
+  std::vector<EncodedChunk> encoded_chunks;
+};
+
+TEST(GpuDecodeEngine, EncodedChunksGoToASinkThatTakesThem) {
+  ArrayMetadata m = V3Meta({8, 12}, {4, 4}, Codecs("big", kZstd));
+  auto array = *Array::Create(MakeMemoryStore(), "g/a", m);
+  auto values = Pattern(8 * 12);
+  for (int i = 0; i < 4 * 12; ++i) values[i] = 0;  // the first row of chunks stays absent
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const auto all = *ResolveSelection({}, m.shape);
+  RecordingSink gpu(true);
+  ASSERT_TRUE(array->ReadToSink(all, gpu).ok());
+  EXPECT_EQ(gpu.filled, 3);
+  EXPECT_EQ(gpu.decoded, 0);
+  ASSERT_EQ(gpu.encoded_chunks.size(), 3u);
+  bool named = false;
+  for (const auto& c : gpu.encoded_chunks) {
+    EXPECT_EQ(c.codec, GpuCodec::kZstd);
+    EXPECT_EQ(c.swap_unit, 4u);
+    EXPECT_EQ(c.decoded_bytes, 4u * 4 * 4);
+    named |= c.where == "array 'g/a' chunk 'g/a/c/1/2'";
+  }
+  EXPECT_TRUE(named);
+  RecordingSink cpu(false);
+  ASSERT_TRUE(array->ReadToSink(all, cpu).ok());
+  EXPECT_EQ(cpu.decoded, 3);
+  EXPECT_TRUE(cpu.encoded_chunks.empty());
+}
+
+TEST(GpuDecodeEngine, BloscOfZstdAndOtherChainsAreDecodedOnTheHost) {
+  for (const json& codecs : {Codecs("little", kBloscZstd), Codecs("little", ""),
+                             Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})")}) {
+    SCOPED_TRACE(codecs.dump());
+    // Chunks of 4 KiB: blosc keeps chunks under 128 bytes as copies, which the GPU decodes.
+    ArrayMetadata m = V3Meta({64, 64}, {32, 32}, codecs);
+    auto array = *Array::Create(MakeMemoryStore(), "a", m);
+    const auto values = Pattern(64 * 64);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    RecordingSink sink(true);
+    ASSERT_TRUE(array->ReadToSink(*ResolveSelection({}, m.shape), sink).ok());
+    EXPECT_EQ(sink.decoded, 4);
+    EXPECT_TRUE(sink.encoded_chunks.empty());
+  }
+}
+
+}  // namespace
+}  // namespace zarrd
