@@ -17,20 +17,21 @@ enum class GpuDecodeMode { kAuto, kAlways, kNever };
 Result<GpuDecodeMode> ParseGpuDecodeMode(std::string_view name);
 const char* GpuDecodeModeName(GpuDecodeMode mode);
 
-// auto decodes reads of at least this many chunks of auto_families on the GPU. No crossover was
-// measured (the GPU lost at every size, see auto_families): the floor keeps one-chunk reads, where
-// a kernel's per-chunk latency (5-120 ms) dwarfs a CPU decode (under 3 ms), on the CPUs.
-constexpr size_t kGpuDecodeMinChunks = 16;
+// auto decodes reads of at least this many chunks of auto_families on the GPU. Measured on the
+// H200 with 16 cores (bench/gpu_decode_read, 1 MiB chunks), GPU time / CPU time: zstd 3 at 256
+// chunks 1.72, at 1024 0.58; blosc lz4 + shuffle at 256 1.49, at 1024 0.86; one chunk 22 (zstd)
+// and 8 (blosc), a kernel's per-chunk latency (69 ms, 5.7 ms) against a CPU decode under 3 ms.
+// The floor is the smallest size measured where the GPU won.
+constexpr size_t kGpuDecodeMinChunks = 1024;
 
 struct GpuDecodePolicy {
   GpuDecodeMode mode = GpuDecodeMode::kAuto;
   size_t min_chunks = kGpuDecodeMinChunks;
-  // What auto decodes on the GPU: the compressors measured faster there end to end. None: on
-  // the H200 with 16 cores (bench/gpu_decode_read) reads of 1 to 1024 chunks of 1 MiB took
-  // 3.9-43x the CPU path's time decoding zstd 3 on the GPU and 1.6-7x for blosc lz4 + shuffle
-  // (whole arrays 1.85 against 8.68 GB/s, 15.4 against 33.6). Deflate's kernel alone decoded
-  // 0.3 GB/s where the CPUs decode 2.0 (bench/decode_kernels).
-  std::vector<CompressorFamily> auto_families;
+  // What auto decodes on the GPU: the compressors measured faster there end to end. Whole R1
+  // (zstd 3) to the GPU 10.1 GB/s decoding on the GPU against 6.2 on the CPUs, R4 (blosc lz4 +
+  // shuffle) 28.6 against 22.5. Deflate's kernel alone decodes 0.3 GB/s where the CPUs decode
+  // 2.0 (bench/decode_kernels): not in the list.
+  std::vector<CompressorFamily> auto_families = {CompressorFamily::kZstd, CompressorFamily::kBlosc};
   // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.
   bool Use(size_t num_chunks, CompressorFamily kind) const;
 };

@@ -17,7 +17,7 @@ using nlohmann::json;
 using zarrd::testing::Pattern;
 using zarrd::testing::Reference;
 
-constexpr GpuDecodePolicy kAlways{.mode = GpuDecodeMode::kAlways};
+const GpuDecodePolicy kAlways{.mode = GpuDecodeMode::kAlways};
 
 struct Case {
   const char* name;
