@@ -35,11 +35,19 @@ struct ChunkSpec {
 class ArrayToArrayCodec {
  public:
   virtual ~ArrayToArrayCodec() = default;
-  virtual std::vector<int64_t> EncodedShape(const std::vector<int64_t>& shape) const = 0;
-  // `in` has `spec.shape`; `out` gets the encoded shape. Sizes are equal.
+  virtual std::vector<int64_t> EncodedShape(const std::vector<int64_t>& shape) const {
+    return shape;
+  }
+  // The element type of the encoded chunk (numcodecs' `astype`).
+  virtual DataType EncodedDtype(DataType decoded) const { return decoded; }
+  // `in` holds `spec`; `out` gets EncodedSpec(spec).num_bytes().
   virtual void Encode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const = 0;
+  // `in` holds EncodedSpec(spec); `out` gets spec.num_bytes().
   virtual void Decode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const = 0;
   virtual nlohmann::json ToJson() const = 0;
+  // The chunks this codec writes for chunks of `spec`: encoded shape and dtype, and the fill
+  // value encoded when the dtype changes.
+  ChunkSpec EncodedSpec(const ChunkSpec& spec) const;
 };
 
 class ArrayToBytesCodec {

@@ -29,7 +29,8 @@ struct ArrayMetadata {
   TimeUnit time_unit;  // datetime64/timedelta64 only
   FillValue fill_value;
   ChunkKeyEncoding key_encoding;
-  // v3: the "codecs" list as written. v2: built from order, dtype endianness and compressor.
+  // v3: the "codecs" list as written. v2: built from order, filters, dtype endianness and
+  // compressor.
   nlohmann::json codecs = nlohmann::json::array();
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
   nlohmann::json attributes = nlohmann::json::object();
@@ -37,6 +38,7 @@ struct ArrayMetadata {
   Endian v2_endian = Endian::kLittle;
   char v2_order = 'C';
   nlohmann::json v2_compressor;     // null or numcodecs JSON
+  nlohmann::json v2_filters;        // null or a non-empty list of numcodecs JSON
   bool v2_fill_value_null = false;  // "fill_value": null (read as zeros, written back as null)
 
   // Built by Finalize(): the pipeline that encodes and decodes one chunk.

@@ -127,11 +127,12 @@ class Client:
 
     def create_array(self, store, path, *, shape, dtype, chunks=None, fill_value=0, codecs=None,
                      compressors="default", shards=None, dimension_names=None, attributes=None,
-                     zarr_format=3, order="C", overwrite=False):
+                     zarr_format=3, order="C", overwrite=False, filters=None):
         """Creates an array with zarr-python's keywords; returns it. `chunks` None picks a chunk
-        shape as zarr-python does (about 128 KiB to 64 MiB, by the array's size)."""
+        shape as zarr-python does (about 128 KiB to 64 MiB, by the array's size). `filters`:
+        numcodecs filters as dicts ({"id": "delta", "dtype": "<i4"}) or numcodecs codecs."""
         meta, v2_attrs = array_metadata(shape, dtype, chunks, fill_value, codecs, compressors, shards,
-                                        dimension_names, attributes, zarr_format, order)
+                                        dimension_names, attributes, zarr_format, order, filters)
         info = errors.call(self.stub.CreateNode, pb.CreateNodeRequest(
             store=store, path=path.strip("/"), kind=pb.NODE_KIND_ARRAY, metadata_json=json.dumps(meta),
             attributes_json=json.dumps(v2_attrs) if v2_attrs else "", overwrite=overwrite))
