@@ -4,6 +4,7 @@
 #include "common/group.h"
 #include "common/json_document.h"
 #include "common/node_lifecycle.h"
+#include "common/node_tree.h"
 #include "server/service_unary.h"
 
 namespace zarrd::server {
@@ -141,6 +142,33 @@ grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
                                                                     : pb::NODE_KIND_GROUP);
                       e->set_zarr_format(static_cast<int>(c.format));
                     }
+                    return OkStatus();
+                  });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::GetTree(grpc::CallbackServerContext*,
+                                                const pb::GetTreeRequest* req,
+                                                pb::GetTreeResponse* resp) {
+  return RunUnary("GetTree", NodeName(req->store(), req->path()), Dispatch::kExecutor,
+                  [this, req, resp](const std::atomic<bool>&) -> Status {
+                    ZARRD_ASSIGN_OR_RETURN(NamedStore * s, FindStore(req->store(), false));
+                    auto tree = ReadNodeTree(s->store, req->path(), req->max_depth(),
+                                             !req->ignore_consolidated());
+                    if (!tree.ok()) {
+                      if (tree.status().code() == StatusCode::kNotFound) {
+                        return NotFound("no group at " + NodeName(req->store(), req->path()));
+                      }
+                      return tree.status();
+                    }
+                    for (const TreeNode& node : tree->nodes) {
+                      if (const auto* array = std::get_if<ArrayMetadata>(&node.metadata)) {
+                        FillArrayInfo(req->store(), node.path, *array, resp->add_nodes());
+                      } else {
+                        FillGroupInfo(req->store(), node.path,
+                                      std::get<GroupMetadata>(node.metadata), resp->add_nodes());
+                      }
+                    }
+                    resp->set_consolidated(tree->consolidated);
                     return OkStatus();
                   });
 }

@@ -7,7 +7,7 @@ import grpc
 
 from zarrd import errors
 from zarrd.array import Array
-from zarrd.group import Group
+from zarrd.group import Group, read_tree
 from zarrd.host_region import HostRegions
 from zarrd.metadata import array_metadata
 from zarrd.v1 import zarrd_pb2 as pb
@@ -112,6 +112,14 @@ class Client:
             return True
         except errors.NotFoundError:
             return False
+
+    def open_tree(self, store, path="", max_depth=None, consolidated=None, mode=None):
+        """The group at `path` with the metadata of the nodes below it (`max_depth` levels, None:
+        all) in one request, from the group's consolidated metadata when it has some (unless
+        `consolidated` is False): walking it (members, arrays, tree, [name]) asks nothing more."""
+        group = read_tree(self, store, path, max_depth, consolidated)
+        group.read_only = mode == "r"
+        return group
 
     def open_array(self, store, path, mode=None, **create):
         node = self.open(store, path, mode, **create)
