@@ -97,6 +97,8 @@ class CodecChain {
   Status Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) const;
   nlohmann::json ToJson() const;
   std::optional<size_t> EncodedSize(const ChunkSpec& spec) const;
+  // The bytes of a chunk of `spec` after the array->array codecs (which may change its type).
+  size_t ArrayCodecsOutputSize(const ChunkSpec& spec) const;
 
   const ArrayToBytesCodec& array_to_bytes() const { return *array_to_bytes_; }
   bool has_array_codecs() const { return !array_codecs_.empty(); }

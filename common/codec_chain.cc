@@ -175,6 +175,12 @@ json CodecChain::ToJson() const {
   return codecs;
 }
 
+size_t CodecChain::ArrayCodecsOutputSize(const ChunkSpec& spec) const {
+  DataType dtype = spec.dtype;
+  for (const auto& c : array_codecs_) dtype = c->EncodedDtype(dtype);  // elements stay as many
+  return static_cast<size_t>(spec.num_elements()) * ItemSize(dtype);
+}
+
 std::optional<size_t> CodecChain::EncodedSize(const ChunkSpec& spec) const {
   ChunkSpec current = spec;
   for (const auto& c : array_codecs_) current = c->EncodedSpec(current);

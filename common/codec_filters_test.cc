@@ -128,6 +128,28 @@ TEST(FilterChain, ZarrV2OrderAndTypeChange) {
   EXPECT_EQ(ToV2Json(m)["filters"], m.v2_filters);
 }
 
+// numcodecs' AsType('<f8', '|u1') stores 8 bytes an element: the stored-size bound allows it.
+TEST(FilterChain, WideningAsTypeFitsTheStoredSizeBound) {
+  ArrayMetadata m;
+  m.format = ZarrFormat::kV2;
+  m.shape = {1 << 20};
+  m.chunk_shape = {1 << 20};
+  m.dtype = DataType::kUint8;
+  m.fill_value = FillValue(1, 0);
+  m.v2_filters = json::parse(R"([{"id":"astype","encode_dtype":"<f8","decode_dtype":"|u1"}])");
+  m.codecs = json();
+  ASSERT_TRUE(m.Finalize().ok());
+  Bytes values(1 << 20), encoded;
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 2654435761u >> 7);
+  ASSERT_TRUE(m.codec_chain->Encode(m.chunk_spec(), values.data(), &encoded).ok());
+  EXPECT_EQ(m.codec_chain->ArrayCodecsOutputSize(m.chunk_spec()), 8u << 20);
+  EXPECT_EQ(encoded.size(), 8u << 20);  // past the bound of the decoded size alone (3 MiB)
+  EXPECT_LE(encoded.size(), m.max_encoded_chunk_bytes());
+  Bytes back(values.size());
+  ASSERT_TRUE(m.codec_chain->Decode(m.chunk_spec(), encoded, back.data()).ok());
+  EXPECT_EQ(back, values);
+}
+
 TEST(FilterChain, RefusesWhatNumcodecsWouldMisread) {
   ArrayMetadata m;
   m.format = ZarrFormat::kV2;

@@ -1,5 +1,6 @@
 #include "common/metadata.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/checked.h"
@@ -61,9 +62,11 @@ std::optional<std::vector<int64_t>> ArrayMetadata::ParseChunkKey(std::string_vie
 }
 
 uint64_t ArrayMetadata::max_encoded_chunk_bytes() const {
-  const uint64_t decoded = chunk_spec().num_bytes();
+  uint64_t decoded = chunk_spec().num_bytes();
   uint64_t chunks = 1;  // inner chunks when sharded, each with its own headers and index entry
   if (codec_chain) {
+    // An astype filter may widen what is stored.
+    decoded = std::max<uint64_t>(decoded, codec_chain->ArrayCodecsOutputSize(chunk_spec()));
     if (const auto* shard = dynamic_cast<const ShardingCodec*>(&codec_chain->array_to_bytes())) {
       for (int64_t g : shard->grid()) chunks = SaturatingMul(chunks, static_cast<uint64_t>(g));
     }

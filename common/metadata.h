@@ -54,9 +54,9 @@ struct ArrayMetadata {
   std::string ChunkKey(const std::vector<int64_t>& chunk_index) const;
   // The inverse of ChunkKey: the chunk index a key names, nullopt for other keys.
   std::optional<std::vector<int64_t>> ParseChunkKey(std::string_view key) const;
-  // The most bytes a stored chunk (a whole shard when sharded) may hold: its decoded size twice
-  // (no codec expands that much) plus room for per-chunk headers and a shard index. A larger
-  // value is DATA_LOSS before it is read.
+  // The most bytes a stored chunk (a whole shard when sharded) may hold: its decoded size (or
+  // the size an astype filter widens it to) twice (no compressor expands that much) plus room
+  // for per-chunk headers and a shard index. A larger value is DATA_LOSS before it is read.
   uint64_t max_encoded_chunk_bytes() const;
   // Validates shapes and builds `codec_chain`.
   Status Finalize();
