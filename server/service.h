@@ -40,6 +40,8 @@ class ZarrdService final
                                     pb::NodeInfo* resp) override;
   grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
                                       pb::ListNodesResponse* resp) override;
+  grpc::ServerUnaryReactor* GetTree(grpc::CallbackServerContext* ctx, const pb::GetTreeRequest* req,
+                                    pb::GetTreeResponse* resp) override;
   grpc::ServerUnaryReactor* DeleteNode(grpc::CallbackServerContext* ctx, const pb::NodeRequest* req,
                                        pb::DeleteNodeResponse* resp) override;
   grpc::ServerUnaryReactor* SetAttributes(grpc::CallbackServerContext* ctx,

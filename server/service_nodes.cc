@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include "common/array/node_tree.h"
 #include "common/metadata/consolidated.h"
 #include "common/metadata/group.h"
 #include "common/metadata/json_document.h"
@@ -147,6 +148,34 @@ grpc::ServerUnaryReactor* ZarrdService::ListNodes(grpc::CallbackServerContext*,
                     }
                     return OkStatus();
                   });
+}
+
+grpc::ServerUnaryReactor* ZarrdService::GetTree(grpc::CallbackServerContext*,
+                                                const pb::GetTreeRequest* req,
+                                                pb::GetTreeResponse* resp) {
+  return RunUnary(
+      "GetTree", req->store(), req->path(), Dispatch::kExecutor,
+      [this, req, resp](const std::atomic<bool>&) -> Status {
+        ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), false));
+        auto tree =
+            ReadNodeTree(s->store, req->path(), req->max_depth(), !req->ignore_consolidated());
+        if (!tree.ok()) {
+          if (tree.status().code() == StatusCode::kNotFound) {
+            return NotFound("no group at " + NodeName(req->store(), req->path()));
+          }
+          return tree.status();
+        }
+        for (const TreeNode& node : tree->nodes) {
+          if (const auto* array = std::get_if<ArrayMetadata>(&node.metadata)) {
+            FillArrayInfo(req->store(), node.path, *array, resp->add_nodes());
+          } else {
+            FillGroupInfo(req->store(), node.path, std::get<GroupMetadata>(node.metadata),
+                          resp->add_nodes());
+          }
+        }
+        resp->set_consolidated(tree->consolidated);
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,

@@ -24,6 +24,16 @@ Status BytesToBytesCodec::DecodeInto(ByteView in, MutableByteView out) const {
   return OkStatus();
 }
 
+ChunkSpec ArrayToArrayCodec::EncodedSpec(const ChunkSpec& spec) const {
+  ChunkSpec out{EncodedDtype(spec.dtype), EncodedShape(spec.shape), spec.fill_value};
+  if (out.dtype != spec.dtype) {
+    out.fill_value.assign(ItemSize(out.dtype), 0);
+    Encode(ChunkSpec{spec.dtype, std::vector<int64_t>(spec.shape.size(), 1), spec.fill_value},
+           spec.fill_value.data(), out.fill_value.data());
+  }
+  return out;
+}
+
 namespace internal {
 Status ConfigError(const std::string& codec, const std::string& field, const std::string& why) {
   return InvalidArgument("codec \"" + codec + "\": configuration." + field + " " + why);
@@ -81,7 +91,7 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
     }
     ZARRD_ASSIGN_OR_RETURN(AnyCodec codec, registry.MakeV3(name, config, current));
     if (auto* a2a = std::get_if<std::unique_ptr<ArrayToArrayCodec>>(&codec)) {
-      current.shape = (*a2a)->EncodedShape(current.shape);
+      current = (*a2a)->EncodedSpec(current);
       array_codecs.push_back(std::move(*a2a));
     } else if (auto* a2b = std::get_if<std::unique_ptr<ArrayToBytesCodec>>(&codec)) {
       array_to_bytes = std::move(*a2b);
@@ -100,9 +110,10 @@ Status CodecChain::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) 
   const uint8_t* data = in;
   for (size_t i = 0; i < array_codecs_.size(); ++i) {
     Bytes& next = scratch[i % 2];
-    next.resize(spec.num_bytes());
+    ChunkSpec encoded = array_codecs_[i]->EncodedSpec(current);
+    next.resize(encoded.num_bytes());
     array_codecs_[i]->Encode(current, data, next.data());
-    current.shape = array_codecs_[i]->EncodedShape(current.shape);
+    current = std::move(encoded);
     data = next.data();
   }
   // The last codec writes into `out` (whose capacity the caller reuses); an identity
@@ -128,28 +139,27 @@ Status CodecChain::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) 
 Status CodecChain::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) const {
   const size_t nbytes = spec.num_bytes();
   std::vector<ChunkSpec> specs{spec};  // specs[i]: input of array codec i
-  for (const auto& codec : array_codecs_) {
-    ChunkSpec next = specs.back();
-    next.shape = codec->EncodedShape(next.shape);
-    specs.push_back(std::move(next));
-  }
+  for (const auto& codec : array_codecs_) specs.push_back(codec->EncodedSpec(specs.back()));
   const ChunkSpec& bytes_spec = specs.back();
+  const size_t stored_bytes = bytes_spec.num_bytes();
   const bool direct = array_codecs_.empty() && array_to_bytes_->IsIdentity(bytes_spec);
 
   Bytes stage;
   ByteView data = in;
-  const size_t slack_bound = nbytes + nbytes / 2 + (1 << 16);
+  const size_t slack_bound = stored_bytes + stored_bytes / 2 + (1 << 16);
   for (size_t i = bytes_codecs_.size(); i-- > 0;) {
     if (i == 0 && direct) return bytes_codecs_[0]->DecodeInto(data, MutableByteView(out, nbytes));
     Bytes next;
-    ZARRD_RETURN_IF_ERROR(bytes_codecs_[i]->Decode(data, &next, i == 0 ? nbytes : slack_bound));
+    ZARRD_RETURN_IF_ERROR(
+        bytes_codecs_[i]->Decode(data, &next, i == 0 ? stored_bytes : slack_bound));
     stage = std::move(next);
     data = stage;
   }
   if (array_codecs_.empty()) return array_to_bytes_->Decode(bytes_spec, data, out);
-  Bytes current(nbytes), next(nbytes);
+  Bytes current(stored_bytes), next;
   ZARRD_RETURN_IF_ERROR(array_to_bytes_->Decode(bytes_spec, data, current.data()));
   for (size_t i = array_codecs_.size(); i-- > 0;) {
+    if (i > 0) next.resize(specs[i].num_bytes());
     uint8_t* dst = i == 0 ? out : next.data();
     array_codecs_[i]->Decode(specs[i], current.data(), dst);
     std::swap(current, next);
@@ -165,8 +175,16 @@ json CodecChain::ToJson() const {
   return codecs;
 }
 
+size_t CodecChain::ArrayCodecsOutputSize(const ChunkSpec& spec) const {
+  DataType dtype = spec.dtype;
+  for (const auto& c : array_codecs_) dtype = c->EncodedDtype(dtype);  // elements stay as many
+  return static_cast<size_t>(spec.num_elements()) * ItemSize(dtype);
+}
+
 std::optional<size_t> CodecChain::EncodedSize(const ChunkSpec& spec) const {
-  auto size = array_to_bytes_->EncodedSize(spec);
+  ChunkSpec current = spec;
+  for (const auto& c : array_codecs_) current = c->EncodedSpec(current);
+  auto size = array_to_bytes_->EncodedSize(current);
   for (const auto& c : bytes_codecs_) {
     if (!size) break;
     size = c->EncodedSize(*size);

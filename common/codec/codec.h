@@ -32,11 +32,19 @@ struct ChunkSpec {
 class ArrayToArrayCodec {
  public:
   virtual ~ArrayToArrayCodec() = default;
-  virtual std::vector<int64_t> EncodedShape(const std::vector<int64_t>& shape) const = 0;
-  // `in` has `spec.shape`; `out` gets the encoded shape. Sizes are equal.
+  virtual std::vector<int64_t> EncodedShape(const std::vector<int64_t>& shape) const {
+    return shape;
+  }
+  // The element type of the encoded chunk (numcodecs' `astype`).
+  virtual DataType EncodedDtype(DataType decoded) const { return decoded; }
+  // `in` holds `spec`; `out` gets EncodedSpec(spec).num_bytes().
   virtual void Encode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const = 0;
+  // `in` holds EncodedSpec(spec); `out` gets spec.num_bytes().
   virtual void Decode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const = 0;
   virtual nlohmann::json ToJson() const = 0;
+  // The chunks this codec writes for chunks of `spec`: encoded shape and dtype, and the fill
+  // value encoded when the dtype changes.
+  ChunkSpec EncodedSpec(const ChunkSpec& spec) const;
 };
 
 class ArrayToBytesCodec {
@@ -86,6 +94,8 @@ class CodecChain {
   Status Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) const;
   nlohmann::json ToJson() const;
   std::optional<size_t> EncodedSize(const ChunkSpec& spec) const;
+  // The bytes of a chunk of `spec` after the array->array codecs (which may change its type).
+  size_t ArrayCodecsOutputSize(const ChunkSpec& spec) const;
 
   const ArrayToBytesCodec& array_to_bytes() const { return *array_to_bytes_; }
   bool has_array_codecs() const { return !array_codecs_.empty(); }

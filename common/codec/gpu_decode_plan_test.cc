@@ -83,6 +83,16 @@ TEST(GpuDecodePlan, ZarrV2Compressors) {
     m.v2_order = 'F';  // a transpose
     ASSERT_TRUE(m.Finalize().ok());
     EXPECT_FALSE(PlanGpuChain(*m.codec_chain, m.dtype)) << compressor;
+    // Filters, array->array or bytes->bytes, have no kernel: such arrays decode on the CPU.
+    m.v2_order = 'C';
+    for (const char* filters :
+         {R"([{"id":"delta","dtype":">i4"}])", R"([{"id":"shuffle","elementsize":4}])",
+          R"([{"id":"astype","encode_dtype":">i2","decode_dtype":">i4"}])"}) {
+      m.v2_filters = json::parse(filters);
+      ASSERT_TRUE(m.Finalize().ok()) << filters;
+      EXPECT_FALSE(PlanGpuChain(*m.codec_chain, m.dtype)) << compressor << filters;
+    }
+    m.v2_filters = nullptr;
   }
 }
 

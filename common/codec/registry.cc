@@ -19,6 +19,12 @@ Status RegisterGzipCodecs(CodecRegistry& registry);
 Status RegisterBloscCodec(CodecRegistry& registry);
 Status RegisterBz2Codec(CodecRegistry& registry);
 Status RegisterCrc32cCodec(CodecRegistry& registry);
+Status RegisterDeltaCodec(CodecRegistry& registry);
+Status RegisterFixedScaleOffsetCodec(CodecRegistry& registry);
+Status RegisterQuantizeCodec(CodecRegistry& registry);
+Status RegisterBitRoundCodec(CodecRegistry& registry);
+Status RegisterAsTypeCodec(CodecRegistry& registry);
+Status RegisterShuffleCodec(CodecRegistry& registry);
 }  // namespace internal
 
 namespace {
@@ -61,7 +67,10 @@ const CodecRegistry& CodecRegistry::Builtin() {
     for (auto* add : {internal::RegisterTransposeCodec, internal::RegisterBytesCodec,
                       internal::RegisterShardingCodec, internal::RegisterZstdCodec,
                       internal::RegisterGzipCodecs, internal::RegisterBloscCodec,
-                      internal::RegisterBz2Codec, internal::RegisterCrc32cCodec}) {
+                      internal::RegisterBz2Codec, internal::RegisterCrc32cCodec,
+                      internal::RegisterDeltaCodec, internal::RegisterFixedScaleOffsetCodec,
+                      internal::RegisterQuantizeCodec, internal::RegisterBitRoundCodec,
+                      internal::RegisterAsTypeCodec, internal::RegisterShuffleCodec}) {
       Status s = add(*r);
       if (!s.ok()) {
         std::fprintf(stderr, "zarrd: codec registry: %s\n", s.ToString().c_str());
@@ -76,9 +85,9 @@ const CodecRegistry& CodecRegistry::Builtin() {
 Status CodecRegistry::Register(CodecDescriptor codec) {
   const std::string name = codec.name();
   if (name.empty()) return InvalidArgument("codec registry: a codec needs a v3 name or a v2 id");
-  if (!codec.v2_ids.empty() && codec.kind() != CodecKind::kBytesToBytes) {
-    return InvalidArgument("codec registry: \"" + name + "\" is " + CodecKindName(codec.kind()) +
-                           "; only bytes->bytes codecs are v2 compressors");
+  if (!codec.v2_ids.empty() && codec.kind() == CodecKind::kArrayToBytes) {
+    return InvalidArgument("codec registry: \"" + name +
+                           "\" is array->bytes; v2 ids name filters and compressors");
   }
   std::vector<std::pair<std::string, bool>> v3;  // name, numcodecs
   for (const auto& n : codec.v3_names) v3.emplace_back(n, false);
@@ -134,7 +143,9 @@ Result<AnyCodec> CodecRegistry::MakeV3(std::string_view name, const json& config
                            Join(V3Names()) + ")");
   }
   const CodecDescriptor& codec = *it->second.codec;
-  if (it->second.numcodecs) return Wrap(codec.make_numcodecs(config, spec));
+  if (it->second.numcodecs && codec.make_numcodecs) {
+    return Wrap(codec.make_numcodecs(config, spec));
+  }
   return std::visit([&](auto make) { return Wrap(make(config, spec)); }, codec.make);
 }
 
@@ -150,7 +161,24 @@ Result<std::unique_ptr<BytesToBytesCodec>> CodecRegistry::MakeV2Compressor(const
     return InvalidArgument("compressor: unsupported codec \"" + id + "\" (zarrd reads " +
                            Join(V2Ids()) + ")");
   }
+  if (codec->kind() != CodecKind::kBytesToBytes) {
+    return InvalidArgument("compressor: \"" + id + "\" is an " + CodecKindName(codec->kind()) +
+                           " codec, a filter");
+  }
   return codec->make_numcodecs(compressor, ChunkSpec{dtype, {}, {}});
+}
+
+Result<AnyCodec> CodecRegistry::MakeV2Filter(const json& filter, const ChunkSpec& spec) const {
+  if (!filter.is_object() || !filter.contains("id") || !filter["id"].is_string()) {
+    return InvalidArgument("filters: expected objects with a string \"id\", got " + filter.dump());
+  }
+  const std::string id = filter["id"].get<std::string>();
+  const CodecDescriptor* codec = FindV2(id);
+  if (!codec) {
+    return InvalidArgument("filters: unsupported filter \"" + id + "\" (zarrd reads " +
+                           Join(V2Ids()) + ")");
+  }
+  return MakeV3(std::string(kNumcodecsPrefix) + id, filter, spec);
 }
 
 Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const json& compressor,

@@ -35,7 +35,7 @@ struct CodecDescriptor {
   // Names a v3 `codecs` entry may give; each v2 id also answers to "numcodecs.<id>", the name
   // zarr-python 3 writes for numcodecs' codecs.
   std::vector<std::string> v3_names;
-  // numcodecs ids read as a v2 `compressor` (bytes->bytes codecs only).
+  // numcodecs ids read in v2 `filters` and, for bytes->bytes codecs, as a v2 `compressor`.
   std::vector<std::string> v2_ids;
   std::variant<CodecFactory<ArrayToArrayCodec>, CodecFactory<ArrayToBytesCodec>,
                CodecFactory<BytesToBytesCodec>>
@@ -62,8 +62,8 @@ class CodecRegistry {
   // still running at exit find it.
   static const CodecRegistry& Builtin();
 
-  // Refuses a codec without a name, a v2 id on a codec that is not bytes->bytes, and a name or
-  // id another codec has.
+  // Refuses a codec without a name, a v2 id on an array->bytes codec, and a name or id another
+  // codec has.
   Status Register(CodecDescriptor codec);
 
   const CodecDescriptor* FindV3(std::string_view name) const;
@@ -76,10 +76,13 @@ class CodecRegistry {
   // The codec of a v3 `codecs` entry; an unknown name is INVALID_ARGUMENT listing V3Names().
   Result<AnyCodec> MakeV3(std::string_view name, const nlohmann::json& config,
                           const ChunkSpec& spec) const;
-  // A v2 compressor (numcodecs JSON with "id"); an unknown id is INVALID_ARGUMENT listing
-  // V2Ids().
+  // A v2 compressor (numcodecs JSON with "id", a bytes->bytes codec); an unknown id is
+  // INVALID_ARGUMENT listing V2Ids().
   Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json& compressor,
                                                               DataType dtype) const;
+  // An entry of v2 `filters` (numcodecs JSON with "id") for chunks of `spec` as they reach it:
+  // an array->array or a bytes->bytes codec.
+  Result<AnyCodec> MakeV2Filter(const nlohmann::json& filter, const ChunkSpec& spec) const;
 
  private:
   struct V3Entry {

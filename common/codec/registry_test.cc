@@ -28,16 +28,30 @@ const Names kV3Names = {"blosc",
                         "bytes",
                         "crc32c",
                         "gzip",
+                        "numcodecs.astype",
+                        "numcodecs.bitround",
                         "numcodecs.blosc",
                         "numcodecs.bz2",
                         "numcodecs.crc32c",
+                        "numcodecs.delta",
+                        "numcodecs.fixedscaleoffset",
                         "numcodecs.gzip",
+                        "numcodecs.quantize",
+                        "numcodecs.shuffle",
                         "numcodecs.zlib",
                         "numcodecs.zstd",
                         "sharding_indexed",
                         "transpose",
                         "zstd"};
-const Names kV2Ids = {"blosc", "bz2", "crc32c", "gzip", "zlib", "zstd"};
+const Names kV2Ids = {"astype",           "bitround", "blosc",    "bz2",     "crc32c", "delta",
+                      "fixedscaleoffset", "gzip",     "quantize", "shuffle", "zlib",   "zstd"};
+// numcodecs' filters that zarrd reads as array->array codecs; the float ones for float chunks.
+const std::map<std::string, CodecKind> kArrayFilters = {
+    {"numcodecs.astype", CodecKind::kArrayToArray},
+    {"numcodecs.bitround", CodecKind::kArrayToArray},
+    {"numcodecs.delta", CodecKind::kArrayToArray},
+    {"numcodecs.fixedscaleoffset", CodecKind::kArrayToArray},
+    {"numcodecs.quantize", CodecKind::kArrayToArray}};
 
 std::string Joined(const Names& names) {
   std::string out;
@@ -52,6 +66,11 @@ ChunkSpec Spec(DataType dtype, std::vector<int64_t> shape) {
 // A valid configuration for each v3 name, for chunks of Spec(kUint16, {4, 6}).
 json ConfigFor(const std::string& name) {
   if (name == "transpose") return {{"order", json::parse("[1, 0]")}};
+  if (name == "numcodecs.delta") return {{"dtype", "<u2"}};
+  if (name == "numcodecs.fixedscaleoffset") return {{"offset", 1}, {"scale", 2}, {"dtype", "<u2"}};
+  if (name == "numcodecs.quantize") return {{"digits", 2}, {"dtype", "<f4"}};
+  if (name == "numcodecs.bitround") return {{"keepbits", 4}};
+  if (name == "numcodecs.astype") return {{"encode_dtype", "|u1"}, {"decode_dtype", "<u2"}};
   if (name == "bytes") return {{"endian", "little"}};
   if (name == "sharding_indexed") {
     return {{"chunk_shape", {2, 3}},
@@ -73,7 +92,9 @@ TEST(CodecRegistry, EveryRegisteredNameResolvesToACodecOfItsKind) {
     SCOPED_TRACE(name);
     const CodecDescriptor* codec = registry.FindV3(name);
     ASSERT_NE(codec, nullptr);
-    auto made = registry.MakeV3(name, ConfigFor(name), spec);
+    const bool floats = name == "numcodecs.quantize" || name == "numcodecs.bitround";
+    auto made =
+        registry.MakeV3(name, ConfigFor(name), floats ? Spec(DataType::kFloat32, {4, 6}) : spec);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     EXPECT_EQ(made->index(), static_cast<size_t>(codec->kind()));
     std::visit([](const auto& c) { EXPECT_NE(c, nullptr); }, *made);
@@ -81,6 +102,17 @@ TEST(CodecRegistry, EveryRegisteredNameResolvesToACodecOfItsKind) {
   for (const auto& id : registry.V2Ids()) {
     SCOPED_TRACE(id);
     ASSERT_NE(registry.FindV2(id), nullptr);
+    if (kArrayFilters.count("numcodecs." + id)) {
+      json filter = ConfigFor("numcodecs." + id);
+      filter["id"] = id;
+      const bool floats = id == "quantize" || id == "bitround";
+      auto made = registry.MakeV2Filter(filter, floats ? Spec(DataType::kFloat32, {4, 6}) : spec);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      EXPECT_EQ(made->index(), static_cast<size_t>(CodecKind::kArrayToArray));
+      EXPECT_EQ(registry.MakeV2Compressor({{"id", id}}, DataType::kUint16).status().code(),
+                StatusCode::kInvalidArgument);  // a filter, not a compressor
+      continue;
+    }
     auto made = registry.MakeV2Compressor({{"id", id}}, DataType::kUint16);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     EXPECT_NE(*made, nullptr);
@@ -134,9 +166,10 @@ TEST(CodecRegistry, V2IdsMapToTheSameCodecsAsTheirV3Names) {
     SCOPED_TRACE(id);
     const CodecDescriptor* codec = registry.FindV2(id);
     EXPECT_EQ(registry.FindV3("numcodecs." + id), codec);
+    if (kArrayFilters.count("numcodecs." + id)) continue;  // filters: tested with the vectors
     EXPECT_EQ(codec->kind(), CodecKind::kBytesToBytes);
     // The codecs that Zarr v3 names itself answer to the same name.
-    if (id != "zlib" && id != "bz2") {
+    if (id != "zlib" && id != "bz2" && id != "shuffle") {
       EXPECT_EQ(registry.FindV3(id), codec);
     }
     // Built from the v2 JSON and from "numcodecs.<id>", they are the same codec.
@@ -163,10 +196,11 @@ TEST(CodecRegistry, V2IdsMapToTheSameCodecsAsTheirV3Names) {
 TEST(CodecRegistry, KindsAndCapabilities) {
   const CodecRegistry& registry = CodecRegistry::Builtin();
   const std::set<std::string> device = {"blosc", "gzip", "numcodecs.zlib", "zstd"};
-  const std::map<std::string, CodecKind> kinds = {{"transpose", CodecKind::kArrayToArray},
-                                                  {"bytes", CodecKind::kArrayToBytes},
-                                                  {"sharding_indexed", CodecKind::kArrayToBytes}};
-  EXPECT_EQ(registry.codecs().size(), 9u);  // zlib and gzip are two codecs of one file
+  std::map<std::string, CodecKind> kinds = {{"transpose", CodecKind::kArrayToArray},
+                                            {"bytes", CodecKind::kArrayToBytes},
+                                            {"sharding_indexed", CodecKind::kArrayToBytes}};
+  kinds.insert(kArrayFilters.begin(), kArrayFilters.end());
+  EXPECT_EQ(registry.codecs().size(), 15u);  // zlib and gzip are two codecs of one file
   for (const CodecDescriptor& codec : registry.codecs()) {
     SCOPED_TRACE(codec.name());
     EXPECT_TRUE(codec.host_decode);
@@ -353,10 +387,17 @@ TEST(CodecRegistry, PeerFixturesDecodeThroughEveryRegisteredName) {
   for (const auto& n : want) {
     if (!covered.count(n)) missing.insert(n);
   }
-  // No fixture uses these; numcodecs' vectors cover them below.
-  EXPECT_EQ(missing,
-            (std::set<std::string>{"v2:crc32c", "v3:numcodecs.blosc", "v3:numcodecs.crc32c",
-                                   "v3:numcodecs.gzip", "v3:numcodecs.zstd"}));
+  // No fixture uses these; numcodecs' vectors cover them below. Nor did tensorstore read the
+  // filters' fixtures: numcodecs' filter vectors (codec_filters_test.cc) and
+  // tests/interop/test_fixtures.py (zarr 2.13, numcodecs) cover those.
+  std::set<std::string> uncovered = {
+      "v2:crc32c",         "v3:numcodecs.blosc", "v3:numcodecs.crc32c", "v3:numcodecs.gzip",
+      "v3:numcodecs.zstd", "v2:shuffle",         "v3:numcodecs.shuffle"};
+  for (const auto& [name, kind] : kArrayFilters) {
+    uncovered.insert("v3:" + name);
+    uncovered.insert("v2:" + name.substr(std::string("numcodecs.").size()));
+  }
+  EXPECT_EQ(missing, uncovered);
 }
 
 // numcodecs' vectors decode through "numcodecs.<id>" as v3 names, with the configuration

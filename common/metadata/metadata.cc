@@ -1,5 +1,6 @@
 #include "common/metadata/metadata.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/codec/registry.h"
@@ -61,9 +62,11 @@ std::optional<std::vector<int64_t>> ArrayMetadata::ParseChunkKey(std::string_vie
 }
 
 uint64_t ArrayMetadata::max_encoded_chunk_bytes() const {
-  const uint64_t decoded = chunk_spec().num_bytes();
+  uint64_t decoded = chunk_spec().num_bytes();
   uint64_t chunks = 1;  // inner chunks when sharded, each with its own headers and index entry
   if (codec_chain) {
+    // An astype filter may widen what is stored.
+    decoded = std::max<uint64_t>(decoded, codec_chain->ArrayCodecsOutputSize(chunk_spec()));
     if (const auto* shard = dynamic_cast<const ShardingCodec*>(&codec_chain->array_to_bytes())) {
       for (int64_t g : shard->grid()) chunks = SaturatingMul(chunks, static_cast<uint64_t>(g));
     }
@@ -113,11 +116,34 @@ Status ArrayMetadata::Finalize() {
                                                "transpose", {{"order", order}}, chunk_spec()));
     array_codecs.push_back(std::move(transpose));
   }
-  json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
-  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, chunk_spec()));
+  // zarr 2 applies filters to the chunk in its memory order (after the F-order transpose).
+  // Array->array filters come first: a bytes->bytes filter leaves bytes no later filter reads
+  // as an array.
+  ChunkSpec current = chunk_spec();
+  for (auto& a2a : array_codecs) current = a2a->EncodedSpec(current);
   std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs;
+  for (const json& filter : v2_filters.is_array() ? v2_filters : json::array()) {
+    ZARRD_ASSIGN_OR_RETURN(AnyCodec codec, CodecRegistry::Builtin().MakeV2Filter(filter, current));
+    if (auto* a2a = std::get_if<std::unique_ptr<ArrayToArrayCodec>>(&codec)) {
+      if (!bytes_codecs.empty()) {
+        return InvalidArgument("filters: " + filter.dump() + " (array->array) follows " +
+                               bytes_codecs.back()->ToJson().value("name", "") +
+                               " (bytes->bytes), an order zarrd does not read");
+      }
+      current = (*a2a)->EncodedSpec(current);
+      array_codecs.push_back(std::move(*a2a));
+    } else if (auto* b2b = std::get_if<std::unique_ptr<BytesToBytesCodec>>(&codec)) {
+      bytes_codecs.push_back(std::move(*b2b));
+    } else {
+      return InvalidArgument("filters: " + filter.dump() + " is not a filter");
+    }
+  }
+  json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
+  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, current));
   if (!v2_compressor.is_null()) {
-    ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, dtype));
+    // numcodecs' shuffle hands the compressor bytes (blosc's typesize 1).
+    const DataType compressed = bytes_codecs.empty() ? current.dtype : DataType::kUint8;
+    ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, compressed));
     bytes_codecs.push_back(std::move(compressor));
   }
   codec_chain = std::make_shared<const CodecChain>(std::move(array_codecs), std::move(bytes),

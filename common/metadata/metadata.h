@@ -29,7 +29,8 @@ struct ArrayMetadata {
   TimeUnit time_unit;  // datetime64/timedelta64 only
   FillValue fill_value;
   ChunkKeyEncoding key_encoding;
-  // v3: the "codecs" list as written. v2: built from order, dtype endianness and compressor.
+  // v3: the "codecs" list as written. v2: built from order, filters, dtype endianness and
+  // compressor.
   nlohmann::json codecs = nlohmann::json::array();
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
   nlohmann::json attributes = nlohmann::json::object();
@@ -37,6 +38,7 @@ struct ArrayMetadata {
   Endian v2_endian = Endian::kLittle;
   char v2_order = 'C';
   nlohmann::json v2_compressor;     // null or numcodecs JSON
+  nlohmann::json v2_filters;        // null or a non-empty list of numcodecs JSON
   bool v2_fill_value_null = false;  // "fill_value": null (read as zeros, written back as null)
 
   // Built by Finalize(): the pipeline that encodes and decodes one chunk.
@@ -52,9 +54,9 @@ struct ArrayMetadata {
   std::string ChunkKey(const std::vector<int64_t>& chunk_index) const;
   // The inverse of ChunkKey: the chunk index a key names, nullopt for other keys.
   std::optional<std::vector<int64_t>> ParseChunkKey(std::string_view key) const;
-  // The most bytes a stored chunk (a whole shard when sharded) may hold: its decoded size twice
-  // (no codec expands that much) plus room for per-chunk headers and a shard index. A larger
-  // value is DATA_LOSS before it is read.
+  // The most bytes a stored chunk (a whole shard when sharded) may hold: its decoded size (or
+  // the size an astype filter widens it to) twice (no compressor expands that much) plus room
+  // for per-chunk headers and a shard index. A larger value is DATA_LOSS before it is read.
   uint64_t max_encoded_chunk_bytes() const;
   // Validates shapes and builds `codec_chain`.
   Status Finalize();

@@ -237,8 +237,13 @@ TEST(MetadataV2, FillValuesAndErrors) {
   EXPECT_TRUE(ToV2Json(*ParseV2ArrayMetadata(z, nullptr))["fill_value"].is_null());
   json f = z;
   f["filters"] = json::parse(R"([{"id": "delta", "dtype": "<f8"}])");
-  auto filt = ParseV2ArrayMetadata(f, nullptr);
-  EXPECT_NE(filt.status().message().find("delta"), std::string::npos);
+  EXPECT_TRUE(ParseV2ArrayMetadata(f, nullptr).ok());
+  f["filters"] = json::parse(R"([{"id": "delta", "dtype": ">f8"}])");  // not the array's order
+  EXPECT_NE(ParseV2ArrayMetadata(f, nullptr).status().message().find("byte order"),
+            std::string::npos);
+  f["filters"] = json::parse(R"([{"id": "categorize", "labels": ["a"], "dtype": "<U1"}])");
+  EXPECT_NE(ParseV2ArrayMetadata(f, nullptr).status().message().find("categorize"),
+            std::string::npos);
   // Filters that are not objects with a string id (found by fuzz_metadata_v2): refused, named.
   for (const char* odd : {R"("delta")", R"([7, {"id": 3}])", R"({"id": "x"})"}) {
     f["filters"] = json::parse(odd);

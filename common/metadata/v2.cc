@@ -1,9 +1,35 @@
 // .zarray / .zgroup / .zattrs (Zarr v2 spec).
+#include "common/codec/numpy_scalar.h"
 #include "common/metadata/metadata.h"
 
 namespace zarrd {
 
 using nlohmann::json;
+
+namespace {
+
+// The filter list's shape, and that each filter's data types have the array's byte order: zarrd
+// decodes the filters on little-endian values and byte-swaps what the last one gives.
+Status CheckV2Filters(const json& filters, DataType dtype, Endian endian) {
+  if (!filters.is_array()) return InvalidArgument("filters: expected null or a list");
+  for (const json& f : filters) {
+    if (!f.is_object() || !f.contains("id") || !f["id"].is_string()) {
+      return InvalidArgument("filters: expected objects with a string \"id\", got " + f.dump());
+    }
+    for (const char* field : {"dtype", "astype", "encode_dtype", "decode_dtype"}) {
+      Endian order;
+      auto type = ParseNumcodecsDtype(f, f["id"].get<std::string>(), field, &order);
+      if (type.ok() && ItemSize(*type) > 1 && order != endian) {
+        return InvalidArgument("filters: " + f.dump() + " has " + field + " " + f[field].dump() +
+                               " of another byte order than the array's " +
+                               V2Typestr(dtype, endian));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   if (!j.is_object()) return InvalidArgument(".zarray: expected a JSON object");
@@ -38,15 +64,9 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
       return InvalidArgument("dimension_separator: must be \"/\" or \".\"");
     m.key_encoding.separator = sep.get<std::string>()[0];
   }
-  if (j.contains("filters") && !j["filters"].is_null() &&
-      !(j["filters"].is_array() && j["filters"].empty())) {
-    std::string ids;
-    for (const json& f : j["filters"]) {
-      const bool named = f.is_object() && f.contains("id") && f["id"].is_string();
-      ids += (ids.empty() ? "" : ", ") + (named ? f["id"].get<std::string>() : f.dump());
-    }
-    return InvalidArgument("filters: unsupported filters [" + ids +
-                           "] (zarrd reads arrays without filters)");
+  if (j.contains("filters") && !j["filters"].is_null()) {
+    ZARRD_RETURN_IF_ERROR(CheckV2Filters(j["filters"], m.dtype, m.v2_endian));
+    if (!j["filters"].empty()) m.v2_filters = j["filters"];
   }
   m.v2_compressor = j["compressor"];
   if (!zattrs.is_null()) {
@@ -67,7 +87,7 @@ json ToV2Json(const ArrayMetadata& m) {
           {"fill_value", fill},
           {"order", std::string(1, m.v2_order)},
           {"compressor", m.v2_compressor},
-          {"filters", nullptr},
+          {"filters", m.v2_filters},
           {"dimension_separator", std::string(1, m.key_encoding.separator)}};
 }
 

@@ -7,7 +7,7 @@ import grpc
 
 from zarrd import errors
 from zarrd.array import Array
-from zarrd.group import Group
+from zarrd.group import Group, read_tree
 from zarrd.host_region import HostRegions
 from zarrd.metadata import array_metadata
 from zarrd.v1 import zarrd_pb2 as pb
@@ -113,6 +113,14 @@ class Client:
         except errors.NotFoundError:
             return False
 
+    def open_tree(self, store, path="", max_depth=None, consolidated=None, mode=None):
+        """The group at `path` with the metadata of the nodes below it (`max_depth` levels, None:
+        all) in one request, from the group's consolidated metadata when it has some (unless
+        `consolidated` is False): walking it (members, arrays, tree, [name]) asks nothing more."""
+        group = read_tree(self, store, path, max_depth, consolidated)
+        group.read_only = mode == "r"
+        return group
+
     def open_array(self, store, path, mode=None, **create):
         node = self.open(store, path, mode, **create)
         if not isinstance(node, Array):
@@ -127,11 +135,12 @@ class Client:
 
     def create_array(self, store, path, *, shape, dtype, chunks=None, fill_value=0, codecs=None,
                      compressors="default", shards=None, dimension_names=None, attributes=None,
-                     zarr_format=3, order="C", overwrite=False):
+                     zarr_format=3, order="C", overwrite=False, filters=None):
         """Creates an array with zarr-python's keywords; returns it. `chunks` None picks a chunk
-        shape as zarr-python does (about 128 KiB to 64 MiB, by the array's size)."""
+        shape as zarr-python does (about 128 KiB to 64 MiB, by the array's size). `filters`:
+        numcodecs filters as dicts ({"id": "delta", "dtype": "<i4"}) or numcodecs codecs."""
         meta, v2_attrs = array_metadata(shape, dtype, chunks, fill_value, codecs, compressors, shards,
-                                        dimension_names, attributes, zarr_format, order)
+                                        dimension_names, attributes, zarr_format, order, filters)
         info = errors.call(self.stub.CreateNode, pb.CreateNodeRequest(
             store=store, path=path.strip("/"), kind=pb.NODE_KIND_ARRAY, metadata_json=json.dumps(meta),
             attributes_json=json.dumps(v2_attrs) if v2_attrs else "", overwrite=overwrite))

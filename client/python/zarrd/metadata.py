@@ -82,9 +82,34 @@ def _compressors(compressors, table, itemsize):
     return out
 
 
+# numcodecs' filters that work on bytes (v3 places them after the bytes codec); the others work
+# on arrays.
+_BYTES_FILTERS = {"shuffle"}
+
+
+def _numcodecs_config(f):
+    """A filter as numcodecs' JSON: a dict with "id", or a numcodecs codec (its get_config())."""
+    config = f.get_config() if hasattr(f, "get_config") else dict(f)
+    if "id" not in config:
+        raise ValueError(f"filters: {config!r} has no numcodecs \"id\"")
+    return config
+
+
+def _v3_filter(f):
+    """A filter as a v3 codec: a {"name", "configuration"} dict as given, or numcodecs' JSON
+    under its "numcodecs.<id>" name, as zarr-python 3 writes it."""
+    if isinstance(f, dict) and "name" in f:
+        return f
+    config = _numcodecs_config(f)
+    return {"name": "numcodecs." + config.pop("id"), "configuration": config}
+
+
 def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compressors="default",
-                   shards=None, dimension_names=None, attributes=None, zarr_format=3, order="C"):
-    """Returns (metadata document, v2 attributes or None)."""
+                   shards=None, dimension_names=None, attributes=None, zarr_format=3, order="C",
+                   filters=None):
+    """Returns (metadata document, v2 attributes or None). `filters`: numcodecs filters (dicts
+    such as {"id": "delta", "dtype": "<i4"}, or numcodecs codecs), applied in order before the
+    compressors, as zarr-python's `filters`."""
     dtype = np.dtype(dtype)
     shape = [int(s) for s in shape]
     if chunks is None:
@@ -104,10 +129,17 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
         meta = {"zarr_format": 2, "shape": shape, "chunks": chunks,
                 "dtype": dtype.newbyteorder("<").str if dtype.itemsize > 1 else dtype.str,
                 "compressor": comp[0] if comp else None, "fill_value": json_fill_value(fill_value, dtype),
-                "order": order, "filters": None}
+                "order": order,
+                "filters": [_numcodecs_config(f) for f in filters] if filters else None}
         return meta, attributes
+    if filters and codecs is not None:
+        raise ValueError("give either v3 codecs or filters, not both")
     if codecs is None:
-        inner = [{"name": "bytes", "configuration": {"endian": "little"}}] + \
+        v3_filters = [_v3_filter(f) for f in filters or ()]
+        array_filters = [f for f in v3_filters
+                         if f["name"].removeprefix("numcodecs.") not in _BYTES_FILTERS]
+        inner = array_filters + [{"name": "bytes", "configuration": {"endian": "little"}}] + \
+            [f for f in v3_filters if f not in array_filters] + \
             _compressors(compressors, _V3_COMPRESSOR, dtype.itemsize)
         if order == "F":
             inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})

@@ -116,13 +116,13 @@ class ZarrdBackendEntrypoint(BackendEntrypoint):
                      consolidated=None, zarr_format=None, mask_and_scale=True, decode_times=True,
                      decode_coords=True, use_cftime=None, decode_timedelta=None,
                      concat_characters=True):
-        """`group` is a path below the URI's group; `consolidated` is taken for xarray's
-        signature (zarrd reads the metadata itself either way); `zarr_format` (2 or 3), when
-        given, must be the group's."""
+        """`group` is a path below the URI's group; the group and its arrays' metadata come in
+        one request, from its consolidated metadata when it has some, unless `consolidated` is
+        False; `zarr_format` (2 or 3), when given, must be the group's."""
         store, path = _parse(str(filename_or_obj), group)
         client = connect(address)
         try:
-            node = client.open_group(store, path)
+            node = client.open_tree(store, path, max_depth=1, consolidated=consolidated)
             _check_format(node, zarr_format)
             data_store = ZarrdDataStore(node, client)
         except BaseException:
@@ -140,7 +140,7 @@ class ZarrdBackendEntrypoint(BackendEntrypoint):
         store, path = _parse(str(filename_or_obj), group)
         client = connect(address)
         try:
-            root = client.open_group(store, path)
+            root = client.open_tree(store, path, consolidated=consolidated)
             _check_format(root, zarr_format)
             found = [("/", root)] + [("/" + name, node) for name, node in root.members(max_depth=None)
                                      if isinstance(node, Group)]

@@ -34,6 +34,11 @@ class ZarrdStub(object):
                 request_serializer=zarrd_dot_v1_dot_zarrd__pb2.NodeRequest.SerializeToString,
                 response_deserializer=zarrd_dot_v1_dot_zarrd__pb2.ListNodesResponse.FromString,
                 )
+        self.GetTree = channel.unary_unary(
+                '/zarrd.v1.Zarrd/GetTree',
+                request_serializer=zarrd_dot_v1_dot_zarrd__pb2.GetTreeRequest.SerializeToString,
+                response_deserializer=zarrd_dot_v1_dot_zarrd__pb2.GetTreeResponse.FromString,
+                )
         self.DeleteNode = channel.unary_unary(
                 '/zarrd.v1.Zarrd/DeleteNode',
                 request_serializer=zarrd_dot_v1_dot_zarrd__pb2.NodeRequest.SerializeToString,
@@ -132,6 +137,17 @@ class ZarrdServicer(object):
 
     def ListNodes(self, request, context):
         """The nodes directly below a group.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTree(self, request, context):
+        """A group and the nodes below it, each as GetNode answers it, in one request: from the group's
+        consolidated metadata when it has some (one read, as zarr-python's open_consolidated), else
+        from the stored documents. zarrd keeps the consolidated metadata it manages current (see
+        Consolidate); a copy another writer left stale can only make this answer stale: GetItem and
+        SetItem never read the copy.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -267,6 +283,11 @@ def add_ZarrdServicer_to_server(servicer, server):
                     servicer.ListNodes,
                     request_deserializer=zarrd_dot_v1_dot_zarrd__pb2.NodeRequest.FromString,
                     response_serializer=zarrd_dot_v1_dot_zarrd__pb2.ListNodesResponse.SerializeToString,
+            ),
+            'GetTree': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTree,
+                    request_deserializer=zarrd_dot_v1_dot_zarrd__pb2.GetTreeRequest.FromString,
+                    response_serializer=zarrd_dot_v1_dot_zarrd__pb2.GetTreeResponse.SerializeToString,
             ),
             'DeleteNode': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteNode,
@@ -413,6 +434,23 @@ class Zarrd(object):
         return grpc.experimental.unary_unary(request, target, '/zarrd.v1.Zarrd/ListNodes',
             zarrd_dot_v1_dot_zarrd__pb2.NodeRequest.SerializeToString,
             zarrd_dot_v1_dot_zarrd__pb2.ListNodesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetTree(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/zarrd.v1.Zarrd/GetTree',
+            zarrd_dot_v1_dot_zarrd__pb2.GetTreeRequest.SerializeToString,
+            zarrd_dot_v1_dot_zarrd__pb2.GetTreeResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
