@@ -1,7 +1,9 @@
 """Writes the suite's reference arrays with tensorstore (a peer), so zarrd reads a peer's files:
 R1 16384 x 16384 float32, chunks 512 x 512, bytes + zstd level 3, values a smooth field plus
 noise rounded to 0.01; R2 the same values uncompressed; R3 R1 sharded (shards 4096 x 4096 of
-512 x 512 inner chunks). Arrays already there are kept.
+512 x 512 inner chunks); R4 the same values in zarr 2's default encoding (v2, blosc lz4 clevel 5
++ byte shuffle), written by tensorstore's zarr v2 driver; R5 v3 with gzip level 5. Arrays
+already there are kept.
 
     python3 bench/make_reference.py DIR
 """
@@ -22,6 +24,8 @@ LAYOUTS = {
     "r3": [{"name": "sharding_indexed", "configuration": {
         "chunk_shape": [CHUNK, CHUNK], "codecs": [BYTES, ZSTD],
         "index_codecs": [BYTES, {"name": "crc32c"}], "index_location": "end"}}],
+    "r4": "v2 blosc",
+    "r5": [BYTES, {"name": "gzip", "configuration": {"level": 5}}],
 }
 
 
@@ -37,6 +41,12 @@ def values():
 
 
 def spec(path, codecs):
+    if codecs == "v2 blosc":
+        return {"driver": "zarr", "kvstore": {"driver": "file", "path": str(path)},
+                "metadata": {"shape": [N, N], "chunks": [CHUNK, CHUNK], "dtype": "<f4",
+                             "fill_value": 0, "order": "C", "filters": None,
+                             "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5,
+                                            "shuffle": 1, "blocksize": 0}}}
     chunk = [SHARD, SHARD] if codecs[0]["name"] == "sharding_indexed" else [CHUNK, CHUNK]
     return {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)},
             "metadata": {"shape": [N, N], "data_type": "float32",
@@ -50,7 +60,7 @@ def main():
     root.mkdir(parents=True, exist_ok=True)
     data = None
     for name, codecs in LAYOUTS.items():
-        if (root / name / "zarr.json").exists():
+        if (root / name / "zarr.json").exists() or (root / name / ".zarray").exists():
             print(f"{name}: already written")
             continue
         if data is None:

@@ -21,7 +21,8 @@ root = Path(args.dir)
 
 
 def open_array(name, **extra):
-    return ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(root / name)},
+    driver = "zarr" if (root / name / ".zarray").exists() else "zarr3"
+    return ts.open({"driver": driver, "kvstore": {"driver": "file", "path": str(root / name)},
                     **extra}).result()
 
 
@@ -60,7 +61,7 @@ out["r1_sample_sum"] = float(host[::1024, ::1024].astype(np.float64).sum())
 try:
     import cupy as cp
 
-    for name in ("r1", "r2", "r3"):
+    for name in ("r1", "r2", "r3", "r4", "r5"):
         a = open_array(name)
 
         def read_upload():

@@ -1,6 +1,7 @@
 // suite: zarrd's side of bench/run. Reads the reference arrays tensorstore wrote (R1 zstd, R2
-// raw, R3 sharded), measures zarrd and the machine's limits in this one run, joins the peer
-// figures bench/peers.py measured, and prints the table of issue 6 (markdown).
+// raw, R3 sharded; R4 v2 blosc and R5 gzip for the GPU decoding rows), measures zarrd and the
+// machine's limits in this one run, joins the peer figures bench/peers.py measured, and prints the
+// table of issue 6 (markdown).
 //
 //   suite --dir DIR --peers PEERS.json [--repeat R] [--zarrd PATH]
 #include <cuda_runtime.h>
@@ -19,6 +20,7 @@
 #include "bench/bench_util.h"
 #include "bench/gpu_limits.h"
 #include "bench/reference_array.h"
+#include "bench/suite_gpu_decode.h"
 #include "client/device_client.h"
 #include "client/piece_reader.h"
 #include "common/cuda/cuda_status.h"
@@ -50,16 +52,6 @@ nlohmann::json SuiteConfig(const std::string& dir) {
             {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", 2 * kTotal}}}},
           {"enable_stream_bytes", true},
           {"stream_bytes_max_bytes", 2 * kTotal}};
-}
-
-struct Row {
-  std::string work, zarrd, peer, limit, ratios;
-};
-
-std::string Fmt(const char* format, double v) {
-  char s[64];
-  std::snprintf(s, sizeof s, format, v);
-  return s;
 }
 
 int Main(int argc, char** argv) {
@@ -215,7 +207,7 @@ int Main(int argc, char** argv) {
   const double bare_connections = bare_stream(true, true);
   own_connections.clear();
   const double ts_read = peer("r1_host_read_s") > 0 ? Rate(peer("r1_host_read_s")) : 0;
-  auto x = [](double a, double b) { return b > 0 ? Fmt("%.2f", a / b) : std::string("n/a"); };
+  auto x = Ratio;
   rows.push_back(
       {"full read R1 to host, shared memory", Fmt("%.2f GB/s", shm), Fmt("%.2f GB/s", ts_read),
        Fmt("%.2f GB/s decode", decode_rate),
@@ -336,6 +328,19 @@ int Main(int argc, char** argv) {
   rows.push_back({"GPU memory store read, R2", Fmt("%.0f GB/s", gmem), "",
                   Fmt("%.0f GB/s device-to-device copy", d2d),
                   x(gmem, d2d) + " of limit (>= 0.50)"});
+  for (Row& row : GpuDecodeRows({.zarrd = zarrd,
+                  .dir = dir,
+                  .store = store,
+                  .pool = &pool,
+                  .values = host,
+                  .nbytes = kTotal,
+                  .h2d_gbps = h2d,
+                  .d2d_gbps = d2d,
+                  .repeat = repeat,
+                  .peers = &peers,
+                  .note_equal = note_equal})) {
+    rows.push_back(std::move(row));
+  }
   rows.push_back(
       {"1 -> " + std::to_string(hw) + " threads scaling, engine full read of R1",
        Fmt("%.1fx", all_threads / one_thread), "", std::to_string(hw),

@@ -23,6 +23,13 @@ Result<PrototypeKind> ParsePrototype(const json& j, const std::string& field) {
   return Field(field, "must be \"host\" or \"device\", got " + j.dump());
 }
 
+Result<GpuDecodeMode> ParseGpuDecode(const json& j, const std::string& field) {
+  if (!j.is_string()) return Field(field, "must be a string");
+  auto mode = ParseGpuDecodeMode(j.get<std::string>());
+  if (!mode.ok()) return InvalidArgument("config: " + field + ": " + mode.status().message());
+  return *mode;
+}
+
 template <typename T>
 Status ReadUnsigned(const json& j, const char* key, T* out) {
   if (!j.contains(key)) return OkStatus();
@@ -241,12 +248,23 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   if (j.contains("arrays")) {
     if (!j["arrays"].is_array()) return Field("arrays", "must be a list");
     for (const json& a : j["arrays"]) {
-      if (!a.is_object() || !a.contains("store") || !a.contains("path")) {
-        return Field("arrays[]", "needs \"store\" and \"path\"");
+      if (!a.is_object() || !a.contains("store") || !a.contains("path") ||
+          !a["store"].is_string() || !a["path"].is_string()) {
+        return Field("arrays[]", "needs \"store\" and \"path\" strings");
       }
-      ArrayOverride o{a["store"], a["path"], PrototypeKind::kHost};
+      for (const auto& [key, value] : a.items()) {
+        if (key != "store" && key != "path" && key != "prototype" && key != "gpu_decode") {
+          return Field("arrays[]." + key,
+                       "is not a known setting (store, path, prototype, gpu_decode)");
+        }
+      }
+      ArrayOverride o{a["store"], a["path"]};
       if (a.contains("prototype")) {
         ZARRD_ASSIGN_OR_RETURN(o.prototype, ParsePrototype(a["prototype"], "arrays[].prototype"));
+      }
+      if (a.contains("gpu_decode")) {
+        ZARRD_ASSIGN_OR_RETURN(o.gpu_decode,
+                               ParseGpuDecode(a["gpu_decode"], "arrays[].gpu_decode"));
       }
       c.overrides.push_back(std::move(o));
     }
@@ -255,10 +273,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     ZARRD_ASSIGN_OR_RETURN(c.devices, ParseDevices(j["devices"]));
   }
   if (j.contains("gpu_decode")) {
-    if (!j["gpu_decode"].is_string()) return Field("gpu_decode", "must be a string");
-    auto mode = ParseGpuDecodeMode(j["gpu_decode"].get<std::string>());
-    if (!mode.ok()) return InvalidArgument("config: " + mode.status().message());
-    c.gpu_decode = *mode;
+    ZARRD_ASSIGN_OR_RETURN(c.gpu_decode, ParseGpuDecode(j["gpu_decode"], "gpu_decode"));
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "gpu_decode_min_chunks", &c.gpu_decode_min_chunks));
   if (j.contains("lease_ttl_seconds")) {
@@ -315,6 +330,14 @@ Result<ServerConfig> LoadConfig(const std::string& path) {
   auto c = ParseConfig(j, base);
   if (!c.ok()) return c.status().WithContext(path);
   return c;
+}
+
+const ArrayOverride* FindOverride(const ServerConfig& config, const std::string& store,
+                                  const std::string& path) {
+  for (const ArrayOverride& o : config.overrides) {
+    if (o.store == store && o.path == path) return &o;
+  }
+  return nullptr;
 }
 
 }  // namespace zarrd::server

@@ -34,10 +34,12 @@ struct DeviceConfig {
 
 enum class PrototypeKind { kHost, kDevice };
 
+// What the config's "arrays" list says of one array; unset fields take the server's settings.
 struct ArrayOverride {
   std::string store;
   std::string path;
-  PrototypeKind prototype = PrototypeKind::kHost;
+  std::optional<PrototypeKind> prototype;
+  std::optional<GpuDecodeMode> gpu_decode;
 };
 
 // TLS for the TCP listeners (Unix sockets are guarded by their file mode and group). With a
@@ -74,8 +76,8 @@ struct ServerConfig {
   // 1 MiB measured best on the GPU machine (bench/serve_read: pieces stay in cache).
   uint32_t stream_piece_bytes = 1 << 20;
   PrototypeKind default_prototype = PrototypeKind::kHost;
-  // Array overrides by name. Without one, arrays of rank 0 or 1 (coordinates) resolve an
-  // unspecified prototype to HOST even when the default is DEVICE.
+  // Array overrides by name (prototype, gpu_decode). Without a prototype override, arrays of rank 0
+  // or 1 (coordinates) resolve an unspecified prototype to HOST even when the default is DEVICE.
   std::vector<ArrayOverride> overrides;
   // nullopt: every visible GPU with default pools; empty: none.
   std::optional<std::vector<DeviceConfig>> devices;
@@ -103,5 +105,9 @@ Result<ServerConfig> LoadConfig(const std::string& path);
 std::string MetricsAddress(const std::string& given);
 // The config `zarrd` uses without --config: one local store "local" in ./zarrd-data.
 ServerConfig DefaultConfig();
+
+// The "arrays" entry for `path` of `store`, or nullptr.
+const ArrayOverride* FindOverride(const ServerConfig& config, const std::string& store,
+                                  const std::string& path);
 
 }  // namespace zarrd::server

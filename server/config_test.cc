@@ -37,5 +37,36 @@ TEST(ConfigGpuDecode, BadValuesAreRefused) {
   }
 }
 
+TEST(ConfigArrays, GpuDecodeAndPrototypeOverridesAreEachOptional) {
+  auto c = Parse({{"arrays",
+                   {{{"store", "m"}, {"path", "a"}, {"gpu_decode", "never"}},
+                    {{"store", "m"}, {"path", "b"}, {"prototype", "device"}}}}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const ArrayOverride* a = FindOverride(*c, "m", "a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->gpu_decode, GpuDecodeMode::kNever);
+  EXPECT_FALSE(a->prototype.has_value());
+  const ArrayOverride* b = FindOverride(*c, "m", "b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->prototype, PrototypeKind::kDevice);
+  EXPECT_FALSE(b->gpu_decode.has_value());
+  EXPECT_EQ(FindOverride(*c, "m", "c"), nullptr);
+  EXPECT_EQ(FindOverride(*c, "other", "a"), nullptr);
+}
+
+TEST(ConfigArrays, BadEntriesAreRefusedNamingTheField) {
+  for (auto [bad, field] :
+       {std::pair{json{{"store", "m"}, {"path", "a"}, {"gpu_decode", "gpu"}},
+                  "arrays[].gpu_decode"},
+        std::pair{json{{"store", "m"}, {"path", "a"}, {"gpu_decode", 1}}, "arrays[].gpu_decode"},
+        std::pair{json{{"store", "m"}, {"path", "a"}, {"gpu-decode", "never"}},
+                  "arrays[].gpu-decode"},
+        std::pair{json{{"store", "m"}, {"path", 3}}, "arrays[]"}}) {
+    auto c = Parse({{"arrays", {bad}}});
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(c.status().message().find(field), std::string::npos) << c.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace zarrd::server

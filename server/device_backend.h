@@ -28,6 +28,7 @@ struct DeviceReadTarget {
   int client_pid = 0;       // the lease's owner, when the result goes to a new allocation
   std::optional<DeviceRegionSlice> region;  // else a new pool allocation leased to client_pid
   bool answer_before_ready = false;         // answer once the work is queued, with a ready event
+  std::optional<GpuDecodeMode> gpu_decode;  // replaces the server's gpu_decode mode
 };
 
 // Where a DEVICE result is, as the client maps it.

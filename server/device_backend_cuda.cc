@@ -264,8 +264,10 @@ class CudaDeviceBackend final : public DeviceBackend {
     if (target.answer_before_ready) {
       ZARRD_ASSIGN_OR_RETURN(ready, device.ready->Acquire());
     }
+    GpuDecodePolicy policy = gpu_decode_;
+    if (target.gpu_decode) policy.mode = *target.gpu_decode;
     cu::DeviceSink sink(*device.staging, dst, ItemSize(array.metadata()->dtype),
-                        ready ? ready->stream : nullptr, gpu_decode_);
+                        ready ? ready->stream : nullptr, policy);
     Status read = array.ReadToSink(selection, sink, io);
     if (ready == nullptr) return read;
     if (!read.ok()) {

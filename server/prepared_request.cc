@@ -69,9 +69,8 @@ Result<PrototypeKind> ResolvePrototype(const ServerConfig& config, const pb::Get
     if (req.has_host_region()) return InvalidArgument("host_region needs prototype HOST");
     return PrototypeKind::kDevice;
   }
-  for (const auto& o : config.overrides) {
-    if (o.store == req.store() && o.path == req.path()) return o.prototype;
-  }
+  const ArrayOverride* o = FindOverride(config, req.store(), req.path());
+  if (o != nullptr && o->prototype) return *o->prototype;
   if (rank <= 1 || req.has_host_region()) return PrototypeKind::kHost;
   return config.default_prototype;
 }
@@ -83,6 +82,9 @@ Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRe
   read.array = std::move(array);
   const ArrayMetadata& m = *read.metadata;
   ZARRD_ASSIGN_OR_RETURN(read.prototype, ResolvePrototype(config, req, m.rank()));
+  if (const ArrayOverride* o = FindOverride(config, req.store(), req.path())) {
+    read.gpu_decode = o->gpu_decode;
+  }
   if (IsAdvanced(req.selection())) {
     if (read.prototype == PrototypeKind::kDevice) {
       return InvalidArgument(ArrayName(req.path()) +

@@ -25,6 +25,7 @@ struct PreparedRead {
   std::shared_ptr<Array> array;
   std::shared_ptr<const ArrayMetadata> metadata;
   PrototypeKind prototype = PrototypeKind::kHost;
+  std::optional<GpuDecodeMode> gpu_decode;   // the array's override of the server's gpu_decode
   ResolvedSelection selection;               // a basic selection, unless
   std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one (HOST only)
   pb::ArrayDescriptor descriptor;            // the result as the reply describes it

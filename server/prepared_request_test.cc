@@ -92,6 +92,21 @@ TEST(ResolvePrototype, RequestThenOverrideThenRankThenDefault) {
   EXPECT_EQ(ResolvePrototype(config, req, 1).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(PrepareRead, TakesTheArraysGpuDecodeOverrideAlone) {
+  ServerConfig config;
+  config.default_prototype = PrototypeKind::kDevice;
+  config.overrides.push_back({.store = "s", .path = "a", .gpu_decode = GpuDecodeMode::kAlways});
+  pb::GetItemRequest req = Request({});
+  auto read = PrepareRead(config, req, MakeArray());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->gpu_decode, GpuDecodeMode::kAlways);
+  EXPECT_EQ(read->prototype, PrototypeKind::kDevice);  // no prototype override: the default
+  req.set_path("b");
+  read = PrepareRead(config, req, MakeArray());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_FALSE(read->gpu_decode.has_value());
+}
+
 TEST(PrepareWrite, RefusesInputOverMaxRequestBytes) {
   ServerConfig config;
   config.max_request_bytes = 10 * 60 * 4;

@@ -107,9 +107,11 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         const uint64_t nbytes = read.nbytes();
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         if (read.prototype == PrototypeKind::kDevice) {
-          ZARRD_ASSIGN_OR_RETURN(DeviceResult result,
-                                 state_.devices->Read(*read.array, read.selection, nbytes,
-                                                      DeviceReadTargetFromWire(*req), io));
+          DeviceReadTarget target = DeviceReadTargetFromWire(*req);
+          target.gpu_decode = read.gpu_decode;
+          ZARRD_ASSIGN_OR_RETURN(
+              DeviceResult result,
+              state_.devices->Read(*read.array, read.selection, nbytes, target, io));
           DeviceResultToWire(result, state_.epoch, resp->mutable_device_buffer());
           state_.metrics->BytesRead("device", nbytes);
           return OkStatus();

@@ -287,28 +287,47 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const ChunkSpec spec = m.chunk_spec();
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
-  const bool from_device = raw && sink.accepts_device_values() && store_->device_resident();
+  const bool device_store = sink.accepts_device_values() && store_->device_resident();
   const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
   std::optional<GpuChain> gpu = raw ? std::nullopt : PlanGpuChain(*m.codec_chain, m.dtype);
   if (gpu && !sink.accepts_encoded(gpu->kind)) gpu.reset();
+  auto encoded_chunk = [&](GpuCodec codec, const std::string& key) {
+    GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+    return ChunkSink::EncodedChunk{.codec = codec,
+                                   .swap_unit = gpu->swap_unit,
+                                   .decoded_bytes = spec.num_bytes(),
+                                   .where = "array " + Quoted(path_) + " chunk '" + key + "'"};
+  };
   return pool.ParallelFor(
       chunks.num_chunks(),
       [&](size_t n) -> Status {
         auto parts = chunks.Parts(n);
         const std::string key = ChunkStoreKey(m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
-        if (from_device) {
+        if (device_store && (raw || gpu)) {
+          // Chunks in GPU memory: raw ones are copied into place, encoded ones decoded there
+          // (unless their format needs the CPU: then they come to the host below).
           auto value = store_->GetDevice(key);
           if (!value.ok()) return Context(value.status(), key);
           if (!*value) return sink.Fill(p, m.fill_value.data(), es);
-          if ((*value)->size != spec.num_bytes()) {
-            return Context(DataLoss("raw chunk holds " + std::to_string((*value)->size) +
-                                    " bytes, expected " + std::to_string(spec.num_bytes())),
+          const DeviceValue& v = **value;
+          if (raw) {
+            if (v.size != spec.num_bytes()) {
+              return Context(DataLoss("raw chunk holds " + std::to_string(v.size) +
+                                      " bytes, expected " + std::to_string(spec.num_bytes())),
+                             key);
+            }
+            return Context(sink.CommitDevice(p, v), key);
+          }
+          if (v.size > m.max_encoded_chunk_bytes()) {
+            return Context(OversizedValue("the stored chunk", v.size, m.max_encoded_chunk_bytes()),
                            key);
           }
-          return Context(sink.CommitDevice(p, **value), key);
+          if (std::optional<GpuCodec> codec = GpuCodecFor(*gpu, v.head())) {
+            return Context(sink.CommitEncodedDevice(p, v, encoded_chunk(*codec, key)), key);
+          }
         }
         if (raw_into_buffer) {
           return Context(
@@ -322,14 +341,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           return sink.Fill(p, m.fill_value.data(), es);
         }
         if (std::optional<GpuCodec> codec = gpu ? GpuCodecFor(*gpu, encoded) : std::nullopt) {
-          GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
-          return Context(
-              sink.CommitEncoded(p, encoded,
-                                 {.codec = *codec,
-                                  .swap_unit = gpu->swap_unit,
-                                  .decoded_bytes = spec.num_bytes(),
-                                  .where = "array " + Quoted(path_) + " chunk '" + key + "'"}),
-              key);
+          return Context(sink.CommitEncoded(p, encoded, encoded_chunk(*codec, key)), key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },

@@ -62,6 +62,13 @@ class ChunkSink {
     return Unimplemented("this sink takes no encoded chunks");
   }
 
+  // The same for an encoded chunk that lives in GPU memory (a device-resident store): the GPU
+  // decodes it where it is. Only sinks that accept both device values and encoded chunks.
+  virtual Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
+                                     EncodedChunk chunk) {
+    return Unimplemented("this sink takes no encoded chunks in GPU memory");
+  }
+
   // A thread that handed over chunks of this read hands over no more (it may be about to work on
   // another read): a sink that gathers chunks per thread sends them on.
   virtual Status LeaveThread() { return OkStatus(); }

@@ -26,10 +26,23 @@ DecodeBatcher::~DecodeBatcher() {
 void DecodeBatcher::Start(size_t num_chunks) { num_chunks_ = num_chunks; }
 
 Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk) {
+  return AddChunk(p, encoded, nullptr, std::move(chunk));
+}
+
+Status DecodeBatcher::AddDevice(const Placement& p, const DeviceValue& encoded,
+                                ChunkSink::EncodedChunk chunk) {
+  return AddChunk(p, {static_cast<const uint8_t*>(encoded.data), encoded.size}, &encoded,
+                  std::move(chunk));
+}
+
+Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const DeviceValue* device,
+                               ChunkSink::EncodedChunk chunk) {
+  // A chunk in GPU memory takes no room among the batch's uploaded bytes.
+  const size_t upload_bytes = device ? 0 : encoded.size();
   std::unique_lock lock(mutex_);
   for (;;) {
     if (batch_.open() && !closed_ &&
-        batch_.Takes(chunk.codec, chunk.swap_unit, encoded.size(), chunk.decoded_bytes)) {
+        batch_.Takes(chunk.codec, chunk.swap_unit, upload_bytes, chunk.decoded_bytes)) {
       break;
     }
     if (batch_.open() && !closed_) {
@@ -48,17 +61,24 @@ Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::Encod
         return Internal("a read handed over more encoded chunks than it has");
       }
       ZARRD_RETURN_IF_ERROR(batch_.Open(staging_.batch_pool(), chunk.codec, chunk.swap_unit,
-                                        encoded.size(), chunk.decoded_bytes,
+                                        upload_bytes, chunk.decoded_bytes,
                                         num_chunks_ - num_records_));
       closed_ = false;
       first_record_ = num_records_;
     }
   }
-  ZARRD_ASSIGN_OR_RETURN(const size_t i, batch_.Reserve(encoded.size(), p, out_, elem_size_));
+  ZARRD_ASSIGN_OR_RETURN(
+      const size_t i,
+      batch_.Reserve(encoded.size(), device ? encoded.data() : nullptr, p, out_, elem_size_));
   const size_t record = num_records_++;
   wheres_[record] = std::move(chunk.where);
   codecs_[record] = chunk.codec;
   reinterpret_cast<decode::DecodeTask*>(records_)[record].error = EncodedBatch::kNotRun;
+  if (device) {
+    held_.push_back(device->keepalive);
+    if (batch_.full()) return Close();
+    return OkStatus();
+  }
   ++writers_;
   if (batch_.full()) closed_ = true;
   lock.unlock();
@@ -119,6 +139,7 @@ Status DecodeBatcher::Finish() {
   num_records_ = 0;
   wheres_.clear();
   codecs_.clear();
+  held_.clear();
   return status;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -37,11 +38,17 @@ class DecodeBatcher {
   void Start(size_t num_chunks);
   // Copies `encoded` into the open batch (the caller may reuse its buffer at once).
   Status Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk);
+  // Adds a chunk already in GPU memory of this device: decoded from where it is, kept alive
+  // until Finish.
+  Status AddDevice(const Placement& p, const DeviceValue& encoded, ChunkSink::EncodedChunk chunk);
   // Launches what is left, waits for every batch of the read and checks the chunks' results.
   // The batcher is empty after, ready for another read.
   Status Finish();
 
  private:
+  // Add and AddDevice: `device` is null for host chunks.
+  Status AddChunk(const Placement& p, ByteView encoded, const DeviceValue* device,
+                  ChunkSink::EncodedChunk chunk);
   // Marks the open batch closed and launches it if no writer is left (mutex_ held).
   Status Close();
   Status Launch();
@@ -67,6 +74,7 @@ class DecodeBatcher {
   size_t num_records_ = 0;
   std::vector<std::string> wheres_;
   std::vector<GpuCodec> codecs_;
+  std::vector<std::shared_ptr<const void>> held_;  // the chunks decoded from GPU memory
 };
 
 }  // namespace zarrd::cuda

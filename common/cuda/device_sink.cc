@@ -71,6 +71,12 @@ Status DeviceSink::CommitEncoded(const Placement& p, ByteView encoded, EncodedCh
   return decoder_.Add(p, encoded, std::move(chunk));
 }
 
+Status DeviceSink::CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
+                                       EncodedChunk chunk) {
+  ZARRD_RETURN_IF_ERROR(Flush(ThreadGroup()));
+  return decoder_.AddDevice(p, encoded, std::move(chunk));
+}
+
 DeviceSink::~DeviceSink() {
   for (StagingSlot* slot : used_) cudaEventSynchronize(slot->done);
 }

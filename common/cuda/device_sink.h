@@ -57,6 +57,8 @@ class DeviceSink final : public ChunkSink {
     return gpu_decode_.Use(num_chunks_, kind);
   }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
+  Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
+                             EncodedChunk chunk) override;
   Status LeaveThread() override;
   Status Finish() override;
   // After Finish on a `join` stream: what must stay alive until that stream passes this point.

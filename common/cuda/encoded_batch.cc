@@ -64,8 +64,8 @@ Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_un
   return OkStatus();
 }
 
-Result<size_t> EncodedBatch::Reserve(size_t encoded_bytes, const Placement& p, uint8_t* out,
-                                     size_t elem_size) {
+Result<size_t> EncodedBatch::Reserve(size_t encoded_bytes, const uint8_t* device_src,
+                                     const Placement& p, uint8_t* out, size_t elem_size) {
   const size_t i = count_;
   uint8_t* decoded = slot_->scratch + decoded_at_ + i * decoded_stride();
   ZARRD_ASSIGN_OR_RETURN(descs_[i], MakeCopyDesc(decoded + p.chunk_offset, p.chunk_strides.data(),
@@ -73,13 +73,13 @@ Result<size_t> EncodedBatch::Reserve(size_t encoded_bytes, const Placement& p, u
                                                  p.counts.data(), p.counts.size(), elem_size));
   decode::DecodeTask& task = tasks_[i];
   task = decode::DecodeTask();
-  task.src = slot_->scratch + encoded_at_ + encoded_used_;
+  task.src = device_src ? device_src : slot_->scratch + encoded_at_ + encoded_used_;
   task.src_size = encoded_bytes;
   task.dst = decoded;
   task.dst_size = decoded_bytes_;
   task.error = kNotRun;
   encoded_offsets_[i] = encoded_used_;
-  encoded_used_ += Align(encoded_bytes, 16);
+  if (device_src == nullptr) encoded_used_ += Align(encoded_bytes, 16);
   ++count_;
   return i;
 }

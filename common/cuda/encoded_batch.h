@@ -43,8 +43,10 @@ class EncodedBatch {
   Status Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes,
               size_t decoded_bytes, size_t max_chunks);
   // A place for a chunk that Takes accepted, whose decoded bytes go to `out` as `p` says: its
-  // index in the batch (Write's `i`).
-  Result<size_t> Reserve(size_t encoded_bytes, const Placement& p, uint8_t* out, size_t elem_size);
+  // index in the batch (Write's `i`). A chunk already in GPU memory gives its address as
+  // `device_src`: it is decoded from there, takes no room in the batch and needs no Write.
+  Result<size_t> Reserve(size_t encoded_bytes, const uint8_t* device_src, const Placement& p,
+                         uint8_t* out, size_t elem_size);
   // Copies the chunk reserved as `i` into the batch; threads write their chunks at once.
   void Write(size_t i, ByteView encoded);
   // Once every reserved chunk is written: queues the upload, decode, swap, placement and the

@@ -2,12 +2,14 @@
 // read into GPU memory with gpu_decode always, compared with the written values.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cctype>
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/device_sink.h"
+#include "common/cuda/store_gpu.h"
 #include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
@@ -121,6 +123,82 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
   s = array->ReadToSink(rest, again);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(testing::ToHost<int32_t>(out, 118 * 111), Reference(values, shape, rest));
+  cudaFree(out);
+}
+
+// A GPU store that counts the chunk values it sends to the host.
+class ChunkDownloadCounter final : public Store {
+ public:
+  explicit ChunkDownloadCounter(std::shared_ptr<Store> gpu) : gpu_(std::move(gpu)) {}
+  Result<bool> Get(const std::string& key, Bytes* out) override {
+    if (!IsMetadataKey(key)) ++downloads;
+    return gpu_->Get(key, out);
+  }
+  Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
+    if (!IsMetadataKey(key)) ++downloads;
+    return gpu_->GetRange(key, range, out);
+  }
+  Status Set(const std::string& key, ByteView value) override { return gpu_->Set(key, value); }
+  Status Delete(const std::string& key) override { return gpu_->Delete(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    return gpu_->List(prefix);
+  }
+  std::string Describe() const override { return gpu_->Describe(); }
+  bool device_resident() const override { return true; }
+  Result<std::optional<DeviceValue>> GetDevice(const std::string& key) override {
+    return gpu_->GetDevice(key);
+  }
+  std::atomic<int> downloads{0};
+
+ private:
+  std::shared_ptr<Store> gpu_;
+};
+
+TEST_P(GpuDecodeRead, FromTheGpuStoreTheChunksDecodeWhereTheyAre) {
+  ZARRD_REQUIRE_GPU();
+  const Case c = GetParam();
+  auto store = std::make_shared<ChunkDownloadCounter>(
+      *MakeGpuStore({.name = "encoded", .device = 0, .capacity_bytes = 64 << 20}));
+  auto array = *Array::Create(store, "g/a", Meta(c));
+  const auto shape = array->metadata()->shape;
+  auto values = Pattern(shape[0] * shape[1]);
+  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  for (const char* text : {"", "-1, ::-1", "2:149:3, 1:", "140:148, 10:20"}) {
+    SCOPED_TRACE(text);
+    auto resolved = *ResolveSelection(*ParseSelection(text), shape);
+    const auto expected = Reference(values, shape, resolved);
+    store->downloads = 0;
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(resolved, sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    const uint64_t on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+    if (c.on_gpu) {
+      EXPECT_EQ(store->downloads.load(), 0);
+      EXPECT_GT(on_gpu, 0u);
+    } else {
+      EXPECT_GT(store->downloads.load(), 0);  // blosc of zstd: decoded on the host
+      EXPECT_EQ(on_gpu, 0u);
+    }
+  }
+  // A corrupt chunk held on the GPU is DATA_LOSS naming it, as from any other store.
+  if (c.on_gpu) {
+    const std::string key = c.v2 ? "g/a/1.2" : "g/a/c/1/2";
+    Bytes stored;
+    ASSERT_TRUE(*store->Get(key, &stored));
+    stored.resize(stored.size() / 2);
+    ASSERT_TRUE(store->Set(key, stored).ok());
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(*ResolveSelection({}, shape), sink, {.pool = &pool});
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+    EXPECT_NE(s.message().find("chunk '" + key + "'"), std::string::npos) << s.message();
+  }
   cudaFree(out);
 }
 

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "common/cuda/cuda_status.h"
 
 namespace zarrd::cuda {
@@ -17,6 +19,7 @@ namespace {
 struct Value {
   std::shared_ptr<const Bytes> host;
   std::shared_ptr<DeviceAllocation> device;
+  std::array<uint8_t, DeviceValue::kHeadBytes> head{};  // of device values
   uint64_t size() const { return host ? host->size() : device->size(); }
 };
 
@@ -52,8 +55,10 @@ class GpuStore final : public Store {
     auto value = values_.Find(key);
     if (!value) return std::optional<DeviceValue>();
     if (!value->device) return FailedPrecondition(Where(key) + " is held on the host");
-    return std::optional<DeviceValue>(
-        DeviceValue{value->device->data(), value->device->size(), value->device});
+    return std::optional<DeviceValue>(DeviceValue{.data = value->device->data(),
+                                                  .size = value->device->size(),
+                                                  .keepalive = value->device,
+                                                  .head_bytes = value->head});
   }
 
   Status Set(const std::string& key, ByteView bytes) override {
@@ -72,6 +77,7 @@ class GpuStore final : public Store {
           cudaMemcpy((*allocation)->data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
           Where(key) + ": copy to the GPU"));
       value->device = std::move(*allocation);
+      std::copy_n(bytes.data(), std::min(bytes.size(), value->head.size()), value->head.begin());
     }
     values_.Put(key, std::move(value));
     return OkStatus();

@@ -1,8 +1,9 @@
 // The GPU memory store: chunk values live in device memory of the server, metadata documents
 // (zarr.json, .zarray, .zattrs, .zgroup) on the host. Arrays stored raw (the bytes codec alone,
 // little-endian) are read to the GPU by a device-to-device copy, never touching the disk or the
-// CPU decoder; other arrays still work, through the host. Capacity is capped: a write that does
-// not fit is RESOURCE_EXHAUSTED.
+// CPU decoder; encoded chunks that the GPU decodes are decoded where they are (a DeviceValue
+// carries a host copy of its first bytes, to choose the kernel); other arrays still work,
+// through the host. Capacity is capped: a write that does not fit is RESOURCE_EXHAUSTED.
 #pragma once
 
 #include <memory>

@@ -34,6 +34,11 @@ struct DeviceValue {
   const void* data = nullptr;
   size_t size = 0;
   std::shared_ptr<const void> keepalive;
+  // A host copy of the value's first bytes: enough for a reader to tell an encoded chunk's
+  // format (common/codec/gpu_decode_plan.h) without a copy from the GPU.
+  static constexpr size_t kHeadBytes = 16;
+  std::array<uint8_t, kHeadBytes> head_bytes{};
+  ByteView head() const { return {head_bytes.data(), std::min(size, kHeadBytes)}; }
 };
 
 class NodeLocks;
