@@ -55,7 +55,7 @@ class GpuDecodeRead : public ::testing::TestWithParam<Case> {};
 TEST_P(GpuDecodeRead, SelectionsMatchTheWrittenValues) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
-  auto array = Array::Create(MakeMemoryStore(), "g/a", Meta(c));
+  auto array = Array::Create(StoreHandle(MakeMemoryStore()), "g/a", Meta(c));
   ASSERT_TRUE(array.ok()) << array.status().ToString();
   const auto shape = (*array)->metadata()->shape;
   auto values = Pattern(shape[0] * shape[1]);
@@ -97,7 +97,7 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
   if (!c.on_gpu) GTEST_SKIP() << "decoded on the host";
-  std::shared_ptr<Store> store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "g/a", Meta(c));
   const auto shape = array->metadata()->shape;
   const auto values = Pattern(shape[0] * shape[1]);
@@ -149,8 +149,8 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   ZARRD_REQUIRE_GPU();
   Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
   Case gzip{"gzip", R"({"name":"gzip","configuration":{"level":1}})"};
-  auto zstd_array = *Array::Create(MakeMemoryStore(), "a", Meta(zstd));
-  auto gzip_array = *Array::Create(MakeMemoryStore(), "a", Meta(gzip));
+  auto zstd_array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(zstd));
+  auto gzip_array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(gzip));
   const auto shape = zstd_array->metadata()->shape;
   const auto values = Pattern(shape[0] * shape[1]);
   ASSERT_TRUE(zstd_array->Write({}, values.data(), values.size() * 4).ok());
@@ -195,7 +195,7 @@ TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ArrayMetadata m = Meta(c);
   m.shape = {512 * 9 + 100, 512 * 9};
   m.chunk_shape = {512, 512};
-  auto array = *Array::Create(MakeMemoryStore(), "big", m);
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "big", m);
   const auto values = Pattern(m.shape[0] * m.shape[1]);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
   StagingPool staging(0, 8);
@@ -225,11 +225,11 @@ TEST(GpuDecodeBatches, ManyChunksMixedWithHostChunksAndACorruptOne) {
             "shuffle":"shuffle","typesize":4}})"};
   ArrayMetadata m = Meta(lz4);
   m.shape = {50 * 16, 50 * 12};
-  std::shared_ptr<Store> store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "many", m);
   ArrayMetadata mz = Meta(zstd);
   mz.shape = m.shape;
-  std::shared_ptr<Store> zstd_store = MakeMemoryStore();
+  StoreHandle zstd_store(MakeMemoryStore());
   auto zstd_array = *Array::Create(zstd_store, "many", mz);
   const auto values = Pattern(m.shape[0] * m.shape[1]);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
