@@ -42,7 +42,7 @@ int Main(int argc, char** argv) {
   const int64_t grid = extent / kChunk;
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = Must(OpenLocalStore(dir), "store");
+  StoreHandle store(Must(OpenLocalStore(dir), "store"));
   const std::string path = extent == 16384 ? "r1" : "r1-" + std::to_string(extent);
   auto array = Must(OpenOrWriteReference(store, path, {.extent = extent}, pool), "reference");
   auto m = array->metadata();

@@ -26,6 +26,7 @@
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/store_gpu.h"
+#include "common/metadata/json_document.h"
 
 namespace zarrd::bench {
 namespace {
@@ -101,7 +102,7 @@ int Main(int argc, char** argv) {
   if (!std::filesystem::exists(script)) script = (self / "tensorstore_cupy.py").string();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = *OpenLocalStore(dir);
+  StoreHandle store(*OpenLocalStore(dir));
   auto r1 = OpenOrWriteReference(store, "r1", {}, pool);
   Check(r1.status());
 
@@ -151,10 +152,13 @@ int Main(int argc, char** argv) {
       engine_read(GpuDecodeMode::kAlways, &engine_gpu_decode_cpu_s, &engine_gpu_decode_equal);
 
   // The GPU memory store, in-process: the same values stored raw (R2), read device to device.
-  auto gmem = *cuda::MakeGpuStore({.name = "bench", .device = 0, .capacity_bytes = 2 * kTotal});
+  auto gmem = *cuda::MakeGpuStore({.name = "bench",
+                                   .device = 0,
+                                   .capacity_bytes = 2 * kTotal,
+                                   .on_host = IsMetadataDocumentKey});
   ArrayMetadata raw = *(*r1)->metadata();
   raw.codecs = nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])");
-  auto r2 = *Array::Create(gmem, "r2", raw);
+  auto r2 = *Array::Create(StoreHandle(gmem), "r2", raw);
   Check(r2->Write({}, host, kTotal, {.pool = &pool}));
   const double gpu_store_engine = Rate(BestSeconds(repeat + 2, [&] {
     cuda::DeviceSink sink(staging, dev2, 4);

@@ -45,7 +45,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     return 1;
   }
-  auto array = OpenOrWriteReference(*store, "r1", {}, pool);
+  auto array = OpenOrWriteReference(StoreHandle(*store), "r1", {}, pool);
   if (!array.ok()) {
     std::fprintf(stderr, "%s\n", array.status().ToString().c_str());
     return 1;

@@ -37,7 +37,8 @@ int Main(int argc, char** argv) {
   ThreadPool pool(threads - 1);
   auto store = OpenLocalStore(dir);
   if (!store.ok()) return Fail(store.status());
-  auto r1 = OpenOrWriteReference(*store, "r1", {}, pool);
+  const StoreHandle local(*store);
+  auto r1 = OpenOrWriteReference(local, "r1", {}, pool);
   if (!r1.ok()) return Fail(r1.status());
   auto m = (*r1)->metadata();
   const size_t total = static_cast<size_t>(m->shape[0] * m->shape[1]) * 4;
@@ -60,7 +61,7 @@ int Main(int argc, char** argv) {
   }));
 
   bool all_equal = true;
-  auto write_rate = [&](std::shared_ptr<Store> target, const std::string& path, bool fresh) {
+  auto write_rate = [&](StoreHandle target, const std::string& path, bool fresh) {
     double best = 1e9;
     Result<std::shared_ptr<Array>> a = Internal("not created");
     for (int r = 0; r < repeat; ++r) {
@@ -87,9 +88,9 @@ int Main(int argc, char** argv) {
     }
     return rate(best);
   };
-  const double to_memory = write_rate(MakeMemoryStore(), "w", false);
-  const double fresh_files = write_rate(*store, "w_fresh", true);
-  const double replaced_files = write_rate(*store, "w_over", false);
+  const double to_memory = write_rate(StoreHandle(MakeMemoryStore()), "w", false);
+  const double fresh_files = write_rate(local, "w_fresh", true);
+  const double replaced_files = write_rate(local, "w_over", false);
   // The local store's share: the compressed chunks written over existing files.
   const double store_only = rate(BestSeconds(repeat, [&] {
     return pool.ParallelFor(n_chunks, [&](size_t i) {

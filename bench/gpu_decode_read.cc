@@ -64,7 +64,7 @@ int Main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = *OpenLocalStore(dir);
+  StoreHandle store(*OpenLocalStore(dir));
   cudaDeviceProp prop;
   CheckCuda(cudaGetDeviceProperties(&prop, 0), "device");
   std::printf("gpu_decode_read: %s, %zu cores; best of %d (sweep: median of %d)\n", prop.name, hw,

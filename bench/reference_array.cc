@@ -67,8 +67,7 @@ float ReferenceValue(int64_t row, int64_t col, int64_t extent) {
   return static_cast<float>(std::round(v * 100.0) / 100.0);
 }
 
-Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store,
-                                                    const std::string& path,
+Result<std::shared_ptr<Array>> OpenOrWriteReference(StoreHandle store, const std::string& path,
                                                     const ReferenceOptions& options,
                                                     ThreadPool& pool) {
   ArrayMetadata want = ReferenceMetadata(options);

@@ -19,8 +19,7 @@ struct ReferenceOptions {
 
 // Opens `path` in `store` when it already holds the reference array, else writes it (printing
 // the write rate).
-Result<std::shared_ptr<Array>> OpenOrWriteReference(std::shared_ptr<Store> store,
-                                                    const std::string& path,
+Result<std::shared_ptr<Array>> OpenOrWriteReference(StoreHandle store, const std::string& path,
                                                     const ReferenceOptions& options,
                                                     ThreadPool& pool);
 

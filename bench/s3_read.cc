@@ -50,7 +50,7 @@ int Main(int argc, char** argv) {
   auto local = OpenLocalStore(args.dir);
   if (!local.ok()) return Fail(local.status());
   const std::string path = "r256";
-  auto array = OpenOrWriteReference(*local, path, {.extent = 8192}, pool);
+  auto array = OpenOrWriteReference(StoreHandle(*local), path, {.extent = 8192}, pool);
   if (!array.ok()) return Fail(array.status());
   auto keys = (*local)->List(path + "/");
   if (!keys.ok()) return Fail(keys.status());
@@ -69,7 +69,7 @@ int Main(int argc, char** argv) {
     return (*s3)->Set((*keys)[i], value);
   });
   if (!up.ok()) return Fail(up);
-  auto remote = Array::Open(*s3, path);
+  auto remote = Array::Open(StoreHandle(*s3), path);
   if (!remote.ok()) return Fail(remote.status());
 
   const auto m = (*array)->metadata();

@@ -61,7 +61,7 @@ int Main(int argc, char** argv) {
   if (args.zarrd.empty()) args.zarrd = FindZarrd();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = *OpenLocalStore(args.dir);
+  StoreHandle store(*OpenLocalStore(args.dir));
   auto array = OpenOrWriteReference(store, "r1", {}, pool);
   if (!array.ok()) {
     std::fprintf(stderr, "%s\n", array.status().ToString().c_str());

@@ -71,7 +71,7 @@ int Main(int argc, char** argv) {
 
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = Must(OpenLocalStore(dir), "store");
+  StoreHandle store(Must(OpenLocalStore(dir), "store"));
   auto r1 = Must(Array::Open(store, "r1"), "open r1 (run bench/make_reference.py)");
   auto r2 = Must(Array::Open(store, "r2"), "open r2");
   auto r3 = Must(Array::Open(store, "r3"), "open r3");

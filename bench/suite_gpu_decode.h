@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/suite_table.h"
-#include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/util/thread_pool.h"
 
 namespace zarrd::bench {
@@ -18,7 +18,7 @@ namespace zarrd::bench {
 struct GpuDecodeSuite {
   std::string zarrd;  // the server binary
   std::string dir;    // the reference arrays
-  std::shared_ptr<Store> store;
+  StoreHandle store;
   ThreadPool* pool = nullptr;
   const uint8_t* values = nullptr;  // R1's values (pinned), which R4 and R5 hold too
   size_t nbytes = 0;

@@ -72,7 +72,7 @@ int Main(int argc, char** argv) {
   }
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(hw - 1);
-  auto store = Must(OpenLocalStore(dir), "store");
+  StoreHandle store(Must(OpenLocalStore(dir), "store"));
   auto r2 = Must(Array::Open(store, "r2"), "open r2");
   const size_t n = kGrid * kGrid;
 

@@ -9,14 +9,15 @@
 #include <utility>
 
 #include "common/array/array.h"
-#include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "server/config.h"
 
 namespace zarrd::server {
 
+// A configured store; every request and open array on it shares `store`'s locks.
 struct NamedStore {
   StoreConfig config;
-  std::shared_ptr<Store> store;
+  StoreHandle store;
 };
 
 class ArrayCache {

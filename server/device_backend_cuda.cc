@@ -15,6 +15,7 @@
 #include "common/cuda/ready_events.h"
 #include "common/cuda/staging.h"
 #include "common/cuda/store_gpu.h"
+#include "common/metadata/json_document.h"
 #include "server/client_process.h"
 #include "server/device_backend.h"
 #include "server/leases.h"
@@ -112,8 +113,10 @@ class CudaDeviceBackend final : public DeviceBackend {
 
   Result<std::shared_ptr<Store>> MakeGpuStore(const StoreConfig& config) override {
     ZARRD_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::FindDevice(config.device));
-    return cu::MakeGpuStore(
-        {.name = config.name, .device = info.ordinal, .capacity_bytes = config.capacity_bytes});
+    return cu::MakeGpuStore({.name = config.name,
+                             .device = info.ordinal,
+                             .capacity_bytes = config.capacity_bytes,
+                             .on_host = IsMetadataDocumentKey});
   }
 
   Result<DeviceResult> Read(const Array& array, const ResolvedSelection& selection, uint64_t nbytes,

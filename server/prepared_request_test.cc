@@ -16,7 +16,7 @@ std::shared_ptr<Array> MakeArray() {
     "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]})"));
   EXPECT_TRUE(m.ok()) << m.status().ToString();
-  auto array = Array::Create(MakeMemoryStore(), "a", *m);
+  auto array = Array::Create(StoreHandle(MakeMemoryStore()), "a", *m);
   EXPECT_TRUE(array.ok()) << array.status().ToString();
   return *array;
 }

@@ -108,7 +108,7 @@ Result<std::unique_ptr<ZarrdServer>> ZarrdServer::Start(ServerConfig config) {
     }
     spdlog::info("store \"{}\": {}{}", sc.name, store->Describe(),
                  sc.read_only ? " (read-only)" : "");
-    stores[sc.name] = NamedStore{sc, store};
+    stores.emplace(sc.name, NamedStore{sc, StoreHandle(store)});
   }
   ZARRD_ASSIGN_OR_RETURN(auto metrics, Metrics::Start(config.metrics_listen));
   if (!metrics->url().empty()) spdlog::info("metrics on {}", metrics->url());

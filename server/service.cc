@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/kvstore/device_resident_store.h"
 #include "common/util/checked.h"
 #include "common/util/version.h"
 #include "proto/selection_wire.h"
@@ -57,7 +58,7 @@ ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& r
   if (!array) return Dispatch::kExecutor;  // opening it reads the store
   auto read = PrepareRead(state_.config, req, std::move(array));
   if (!read.ok()) return Dispatch::kShort;  // fails at once
-  if (read->prototype == PrototypeKind::kDevice && read->array->store().device_resident()) {
+  if (read->prototype == PrototypeKind::kDevice && AsDeviceResident(*read->array->store())) {
     return read->nbytes() <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
   }
   // Chunks the read decodes in full, not the result's size: a column of a large array is small

@@ -45,7 +45,7 @@ void FillGroupInfo(const std::string& store, const std::string& path, const Grou
 
 // After a change of the node at `path`: the groups above it that have consolidated metadata
 // describe the change too. A failure here leaves the change made, and says so.
-Status Refreshed(Store& store, const std::string& path) {
+Status Refreshed(const StoreHandle& store, const std::string& path) {
   Status s = RefreshConsolidatedMetadata(store, path);
   return s.ok() ? s : Status(s.code(), "done, but consolidated metadata is stale: " + s.message());
 }
@@ -76,10 +76,10 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
             ZARRD_ASSIGN_OR_RETURN(g, ParseV3GroupMetadata(doc));
           }
           if (attrs.is_object()) g.attributes = attrs;
-          ZARRD_RETURN_IF_ERROR(CreateGroup(*s->store, req->path(), g));
+          ZARRD_RETURN_IF_ERROR(CreateGroup(s->store, req->path(), g));
           // The parents after the node: a create that fails leaves nothing behind.
-          ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), g.format));
-          ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+          ZARRD_RETURN_IF_ERROR(CreateParentGroups(s->store, req->path(), g.format));
+          ZARRD_RETURN_IF_ERROR(Refreshed(s->store, req->path()));
           FillGroupInfo(req->store(), req->path(), g, resp);
           return OkStatus();
         }
@@ -93,8 +93,8 @@ grpc::ServerUnaryReactor* ZarrdService::CreateNode(grpc::CallbackServerContext*,
         state_.arrays.Forget(req->store(), req->path());
         ZARRD_ASSIGN_OR_RETURN(auto array,
                                Array::Create(s->store, req->path(), *m, req->overwrite()));
-        ZARRD_RETURN_IF_ERROR(CreateParentGroups(*s->store, req->path(), m->format));
-        ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+        ZARRD_RETURN_IF_ERROR(CreateParentGroups(s->store, req->path(), m->format));
+        ZARRD_RETURN_IF_ERROR(Refreshed(s->store, req->path()));
         FillArrayInfo(req->store(), req->path(), *array->metadata(), resp);
         return OkStatus();
       });
@@ -185,10 +185,10 @@ grpc::ServerUnaryReactor* ZarrdService::DeleteNode(grpc::CallbackServerContext*,
       "DeleteNode", req->store(), req->path(), Dispatch::kExecutor,
       [this, req, resp](const std::atomic<bool>&) -> Status {
         ZARRD_ASSIGN_OR_RETURN(NamedStore * s, state_.arrays.FindStore(req->store(), true));
-        ZARRD_ASSIGN_OR_RETURN(size_t deleted, ::zarrd::DeleteNode(*s->store, req->path()));
+        ZARRD_ASSIGN_OR_RETURN(size_t deleted, ::zarrd::DeleteNode(s->store, req->path()));
         state_.arrays.Forget(req->store(), req->path());
         resp->set_keys_deleted(deleted);
-        ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+        ZARRD_RETURN_IF_ERROR(Refreshed(s->store, req->path()));
         return OkStatus();
       });
 }
@@ -205,13 +205,13 @@ grpc::ServerUnaryReactor* ZarrdService::SetAttributes(grpc::CallbackServerContex
         auto array = state_.arrays.Open(req->store(), req->path());
         if (array.ok()) {
           ZARRD_RETURN_IF_ERROR((*array)->SetAttributes(attrs));
-          ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+          ZARRD_RETURN_IF_ERROR(Refreshed(s->store, req->path()));
           resp->Clear();
           FillArrayInfo(req->store(), req->path(), *(*array)->metadata(), resp);
           return OkStatus();
         }
-        ZARRD_RETURN_IF_ERROR(SetGroupAttributes(*s->store, req->path(), attrs));
-        ZARRD_RETURN_IF_ERROR(Refreshed(*s->store, req->path()));
+        ZARRD_RETURN_IF_ERROR(SetGroupAttributes(s->store, req->path(), attrs));
+        ZARRD_RETURN_IF_ERROR(Refreshed(s->store, req->path()));
         ZARRD_ASSIGN_OR_RETURN(auto g, OpenGroup(*s->store, req->path()));
         FillGroupInfo(req->store(), req->path(), g, resp);
         return OkStatus();
@@ -241,7 +241,7 @@ grpc::ServerUnaryReactor* ZarrdService::Consolidate(grpc::CallbackServerContext*
                   [this, req, resp](const std::atomic<bool>&) -> Status {
                     ZARRD_ASSIGN_OR_RETURN(NamedStore * s,
                                            state_.arrays.FindStore(req->store(), true));
-                    ZARRD_ASSIGN_OR_RETURN(auto done, ConsolidateMetadata(*s->store, req->path()));
+                    ZARRD_ASSIGN_OR_RETURN(auto done, ConsolidateMetadata(s->store, req->path()));
                     resp->set_zarr_format(static_cast<int>(done.format));
                     resp->set_key(done.key);
                     resp->set_entries(done.entries);

@@ -50,12 +50,12 @@ int Run(int argc, char** argv) {
                  ? zarrd::ParseV2ArrayMetadata(doc, doc.value("attributes", json(nullptr)))
                  : zarrd::ParseV3ArrayMetadata(doc);
     if (!m.ok()) return Fail(m.status());
-    auto array = zarrd::Array::Create(*store, path, *m);
+    auto array = zarrd::Array::Create(zarrd::StoreHandle(*store), path, *m);
     if (!array.ok()) return Fail(array.status());
     std::cout << Describe(*(*array)->metadata()).dump() << "\n";
     return 0;
   }
-  auto array = zarrd::Array::Open(*store, path);
+  auto array = zarrd::Array::Open(zarrd::StoreHandle(*store), path);
   if (!array.ok()) return Fail(array.status());
   auto m = (*array)->metadata();
   if (cmd == "info" && argc == 4) {

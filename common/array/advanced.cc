@@ -7,7 +7,7 @@
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
-#include "common/kvstore/node_locks.h"
+#include "common/kvstore/store_handle.h"
 #include "common/util/strided_copy.h"
 
 namespace zarrd {
@@ -154,7 +154,7 @@ Bytes& Buffer(int which) {
 
 Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_size,
                            const IoOptions& options) const {
-  auto hold = store_->node_locks().Share(path_);
+  auto hold = store_.node_locks().Share(path_);
   auto m = metadata();
   const std::string where = "array '" + (path_.empty() ? "/" : path_) + "'";
   if (sel.fixed.size() != m->rank())
@@ -201,7 +201,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
 
 Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t in_size,
                             const IoOptions& options) {
-  auto hold = store_->node_locks().Share(path_);
+  auto hold = store_.node_locks().Share(path_);
   auto m = metadata();
   const std::string where = "array '" + (path_.empty() ? "/" : path_) + "'";
   if (sel.fixed.size() != m->rank())
@@ -225,7 +225,7 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
         std::vector<int64_t> index;
         const auto groups = ChunkGroups(plan, sel, n, &index);
         const std::string key = ChunkStoreKey(*m, index);
-        auto lock = store_->LockKey(key);
+        auto lock = store_.key_locks().Lock(key);
         Bytes& chunk = Buffer(1);
         chunk.resize(spec.num_bytes());
         Bytes& old = Buffer(0);

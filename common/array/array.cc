@@ -6,9 +6,10 @@
 #include <map>
 
 #include "common/array/engine_stats.h"
-#include "common/codec/sharding.h"
+#include "common/codec/partial_decoder.h"
 #include "common/index/chunk_selection.h"
-#include "common/kvstore/node_locks.h"
+#include "common/kvstore/device_resident_store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/metadata/json_document.h"
 #include "common/metadata/node_lifecycle.h"
 #include "common/util/strided_copy.h"
@@ -115,21 +116,15 @@ Status ReadRawInto(Store& store, ChunkSink& sink, const Placement& p, const std:
                   " bytes, its shape needs " + std::to_string(nbytes));
 }
 
-const ShardingCodec* PartialShardCodec(const ArrayMetadata& m) {
-  if (m.codec_chain->has_array_codecs() || m.codec_chain->has_bytes_codecs()) return nullptr;
-  return dynamic_cast<const ShardingCodec*>(&m.codec_chain->array_to_bytes());
-}
-
 }  // namespace
 
-Array::Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
-             uint64_t generation)
+Array::Array(StoreHandle store, std::string path, ArrayMetadata metadata, uint64_t generation)
     : store_(std::move(store)),
       path_(std::move(path)),
       metadata_(std::make_shared<const ArrayMetadata>(std::move(metadata))),
       generation_(generation) {}
 
-bool Array::stale() const { return generation_ != store_->node_locks().Generation(path_); }
+bool Array::stale() const { return generation_ != store_.node_locks().Generation(path_); }
 
 Status Array::CheckCurrent(uint64_t generation, const ArrayMetadata& m,
                            const ResolvedSelection* sel) const {
@@ -165,10 +160,10 @@ std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64
   return JoinKey(path_, m.ChunkKey(index));
 }
 
-Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::string path) {
+Result<std::shared_ptr<Array>> Array::Open(StoreHandle store, std::string path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "array path"));
   const std::string where = "array " + Quoted(path);
-  auto hold = store->node_locks().Share(path);
+  auto hold = store.node_locks().Share(path);
   const uint64_t generation = hold.before();
   auto v3 = ReadJsonDocument(*store, JoinKey(path, kV3Metadata));
   if (!v3.ok()) return v3.status().WithContext(where);
@@ -198,13 +193,13 @@ Result<std::shared_ptr<Array>> Array::Open(std::shared_ptr<Store> store, std::st
       new Array(std::move(store), std::move(path), std::move(*m), generation));
 }
 
-Result<std::shared_ptr<Array>> Array::Create(std::shared_ptr<Store> store, std::string path,
+Result<std::shared_ptr<Array>> Array::Create(StoreHandle store, std::string path,
                                              ArrayMetadata metadata, bool overwrite) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "array path"));
   const std::string where = "array " + Quoted(path);
   Status s = metadata.Finalize();
   if (!s.ok()) return s.WithContext(where);
-  auto hold = store->node_locks().Own(path);
+  auto hold = store.node_locks().Own(path);
   ZARRD_RETURN_IF_ERROR(CheckNoArrayAbove(*store, path, "array"));
   ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(*store, path));
   if (exists && !overwrite) return AlreadyExists(where + ": a node exists there already");
@@ -230,7 +225,7 @@ Status Array::WriteMetadata(const ArrayMetadata& m) {
 
 Status Array::SetAttributes(const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
-  auto hold = store_->node_locks().Share(path_);
+  auto hold = store_.node_locks().Share(path_);
   std::lock_guard lock(metadata_mutex_);
   ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *metadata_, nullptr));
   auto next = std::make_shared<ArrayMetadata>(*metadata_);
@@ -267,15 +262,16 @@ Status Array::ReadResolved(const ResolvedSelection& resolved, void* out, size_t 
 
 Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
                          const IoOptions& options) const {
-  auto hold = store_->node_locks().Share(path_);
+  auto hold = store_.node_locks().Share(path_);
   auto m = metadata();
   if (resolved.dims.size() != m->rank()) {
     return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
   }
   Status s = CheckCurrent(hold.before(), *m, &resolved);
+  const PartialDecoder* partial = m->codec_chain->partial_decoder();
   s = !s.ok()                        ? s
       : resolved.num_elements() == 0 ? OkStatus()
-      : PartialShardCodec(*m)        ? ReadSharded(*m, resolved, sink, options)
+      : partial                      ? ReadParts(*m, *partial, resolved, sink, options)
                                      : ReadChunks(*m, resolved, sink, options);
   Status finished = sink.Finish();
   return s.ok() ? finished : s;
@@ -287,7 +283,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const ChunkSpec spec = m.chunk_spec();
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
-  const bool device_store = sink.accepts_device_values() && store_->device_resident();
+  DeviceResidentStore* device = sink.accepts_device_values() ? AsDeviceResident(*store_) : nullptr;
   const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
@@ -306,10 +302,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
         auto parts = chunks.Parts(n);
         const std::string key = ChunkStoreKey(m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
-        if (device_store && (raw || gpu)) {
+        if (device && (raw || gpu)) {
           // Chunks in GPU memory: raw ones are copied into place, encoded ones decoded there
           // (unless their format needs the CPU: then they come to the host below).
-          auto value = store_->GetDevice(key);
+          auto value = device->GetDevice(key);
           if (!value.ok()) return Context(value.status(), key);
           if (!*value) return sink.Fill(p, m.fill_value.data(), es);
           const DeviceValue& v = **value;
@@ -348,77 +344,61 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
       options.cancelled, [&] { return sink.LeaveThread(); });
 }
 
-Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
-                          const IoOptions& options) const {
+Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
+                        const ResolvedSelection& sel, ChunkSink& sink,
+                        const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ShardingCodec& codec = *PartialShardCodec(m);
-  const ChunkSpec inner_spec = codec.InnerSpec(m.chunk_spec());
+  const ChunkSpec part_spec = decoder.PartSpec(m.chunk_spec());
   const size_t es = ItemSize(m.dtype);
-  const size_t rank = m.rank();
-  ChunkSelection chunks(sel, codec.inner_shape(), es);
+  ChunkSelection parts(sel, decoder.part_shape(), es);
 
-  // Group the touched inner chunks by shard; each shard's index is read once.
-  struct Shard {
-    std::vector<int64_t> index;
+  // Group the touched parts by chunk; what locates a chunk's parts is read once.
+  struct Chunk {
     std::string key;
-    std::optional<ShardIndex> entries;  // empty: the shard is absent
+    std::unique_ptr<ChunkParts> parts;  // null: the chunk is absent
   };
-  std::vector<Shard> shards;
-  std::map<std::vector<int64_t>, size_t> shard_of;
-  struct Inner {
-    size_t shard;
-    size_t position;  // inner chunk number within the shard, C order
+  std::vector<Chunk> chunks;
+  std::map<std::vector<int64_t>, size_t> chunk_of;
+  struct Part {
+    size_t chunk;
+    size_t position;
   };
-  std::vector<Inner> inners(chunks.num_chunks());
-  for (size_t n = 0; n < chunks.num_chunks(); ++n) {
-    auto inner_index = chunks.ChunkIndex(chunks.Parts(n));
-    std::vector<int64_t> shard_index(rank);
-    size_t position = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      shard_index[d] = inner_index[d] / codec.grid()[d];
-      position = position * codec.grid()[d] + inner_index[d] % codec.grid()[d];
-    }
-    auto [it, added] = shard_of.try_emplace(shard_index, shards.size());
-    if (added) shards.push_back({shard_index, ChunkStoreKey(m, shard_index), std::nullopt});
-    inners[n] = {it->second, position};
+  std::vector<Part> located(parts.num_chunks());
+  for (size_t n = 0; n < parts.num_chunks(); ++n) {
+    auto location = decoder.Locate(parts.ChunkIndex(parts.Parts(n)));
+    auto [it, added] = chunk_of.try_emplace(location.chunk, chunks.size());
+    if (added) chunks.push_back({ChunkStoreKey(m, location.chunk), nullptr});
+    located[n] = {it->second, location.position};
   }
 
-  const ByteRange index_range = codec.index_location() == ShardingCodec::IndexLocation::kEnd
-                                    ? ByteRange::Suffix(codec.index_size())
-                                    : ByteRange::Prefix(0, codec.index_size());
   ZARRD_RETURN_IF_ERROR(pool.ParallelFor(
-      shards.size(),
-      [&](size_t s) -> Status {
-        Shard& shard = shards[s];
-        Bytes& bytes = ThreadBuffer(0);
-        auto found = store_->GetRange(shard.key, index_range, &bytes);
-        if (!found.ok()) return Context(found.status(), shard.key);
-        if (!*found) return OkStatus();
-        auto index = codec.DecodeIndex(bytes, std::nullopt);
-        if (!index.ok()) return Context(index.status(), shard.key);
-        shard.entries = std::move(*index);
+      chunks.size(),
+      [&](size_t c) -> Status {
+        Chunk& chunk = chunks[c];
+        auto opened =
+            decoder.Open([store = &*store_, key = chunk.key](ByteRange range, Bytes* out) {
+              return store->GetRange(key, range, out);
+            });
+        if (!opened.ok()) return Context(opened.status(), chunk.key);
+        chunk.parts = std::move(*opened);
         return OkStatus();
       },
       options.cancelled));
 
-  sink.Start(chunks.num_chunks());
+  sink.Start(parts.num_chunks());
   return pool.ParallelFor(
-      chunks.num_chunks(),
+      parts.num_chunks(),
       [&](size_t n) -> Status {
-        const Placement p = chunks.Place(chunks.Parts(n));
-        const Shard& shard = shards[inners[n].shard];
-        const size_t pos = inners[n].position;
-        if (!shard.entries || shard.entries->empty(pos)) {
+        const Placement p = parts.Place(parts.Parts(n));
+        const Chunk& chunk = chunks[located[n].chunk];
+        const size_t pos = located[n].position;
+        if (!chunk.parts || chunk.parts->empty(pos)) {
           return sink.Fill(p, m.fill_value.data(), es);
         }
-        const std::string where = shard.key + "' inner chunk '" + std::to_string(pos);
+        const std::string where = chunk.key + "' inner chunk '" + std::to_string(pos);
         Bytes& encoded = ThreadBuffer(0);
-        auto found = store_->GetRange(
-            shard.key, ByteRange::Prefix(shard.entries->offset(pos), shard.entries->nbytes(pos)),
-            &encoded);
-        if (!found.ok()) return Context(found.status(), where);
-        if (!*found) return Context(DataLoss("shard vanished while read"), where);
-        return Context(DecodeInto(sink, p, codec.inner_codecs(), inner_spec, encoded), where);
+        ZARRD_RETURN_IF_ERROR(Context(chunk.parts->Read(pos, &encoded), where));
+        return Context(DecodeInto(sink, p, decoder.part_codecs(), part_spec, encoded), where);
       },
       options.cancelled, [&] { return sink.LeaveThread(); });
 }
@@ -434,7 +414,7 @@ Status Array::Write(const Selection& selection, const void* in, size_t in_size,
 
 Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
                               const IoOptions& options) {
-  auto hold = store_->node_locks().Share(path_);
+  auto hold = store_.node_locks().Share(path_);
   auto m = metadata();
   if (sel.dims.size() != m->rank()) {
     return InvalidArgument("array " + Quoted(path_) + ": selection rank does not match");
@@ -458,7 +438,7 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
         const std::string key = ChunkStoreKey(*m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
         const size_t rank = p.counts.size();
-        auto lock = store_->LockKey(key);
+        auto lock = store_.key_locks().Lock(key);
         Bytes& chunk = ThreadBuffer(1);
         chunk.resize(spec.num_bytes());
         if (!p.covers_chunk) {
@@ -550,7 +530,7 @@ Status Array::ApplyEdits(const ChunkEdits& edits) {
 }
 
 Status Array::Resize(const std::vector<int64_t>& shape, const IoOptions&) {
-  auto hold = store_->node_locks().Own(path_);
+  auto hold = store_.node_locks().Own(path_);
   auto old = metadata();
   ZARRD_RETURN_IF_ERROR(CheckCurrent(hold.before(), *old, nullptr));
   // Until the metadata write, a failure leaves the array as it was, and this handle current.

@@ -12,7 +12,7 @@
 #include "common/array/chunk_source.h"
 #include "common/index/advanced_selection.h"
 #include "common/index/selection.h"
-#include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/metadata/metadata.h"
 #include "common/util/thread_pool.h"
 
@@ -31,16 +31,17 @@ struct IoOptions {
 
 class Array {
  public:
-  // Opens `path` ("" is the store root): zarr.json (v3) or .zarray (v2).
-  static Result<std::shared_ptr<Array>> Open(std::shared_ptr<Store> store, std::string path);
+  // Opens `path` ("" is the store root): zarr.json (v3) or .zarray (v2). Arrays of one store
+  // exclude each other's conflicting changes through the locks of its handle.
+  static Result<std::shared_ptr<Array>> Open(StoreHandle store, std::string path);
   // Writes the metadata (finalizing it); ALREADY_EXISTS unless `overwrite`, which first deletes
   // everything under `path`.
-  static Result<std::shared_ptr<Array>> Create(std::shared_ptr<Store> store, std::string path,
+  static Result<std::shared_ptr<Array>> Create(StoreHandle store, std::string path,
                                                ArrayMetadata metadata, bool overwrite = false);
 
   std::shared_ptr<const ArrayMetadata> metadata() const;
   const std::string& path() const { return path_; }
-  Store& store() { return *store_; }
+  const StoreHandle& store() const { return store_; }
 
   // Reads the selection into `out`: C order, little-endian, numpy's result shape.
   Status Read(const Selection& selection, void* out, size_t out_size,
@@ -83,8 +84,7 @@ class Array {
   // New values of chunk keys; nullopt deletes the key.
   using ChunkEdits = std::map<std::string, std::optional<Bytes>>;
 
-  Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
-        uint64_t generation);
+  Array(StoreHandle store, std::string path, ArrayMetadata metadata, uint64_t generation);
   Status WriteMetadata(const ArrayMetadata& metadata);
   // Under NodeLocks: ABORTED when this Array is stale, or `sel` (resolved against an older
   // shape) does not fit the current one.
@@ -98,11 +98,12 @@ class Array {
   std::string ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const;
   Status ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                     const IoOptions& options) const;
-  Status ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
-                     const IoOptions& options) const;
+  // Reads the parts of chunks that `decoder` reads in parts (inner chunks of shards).
+  Status ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
+                   const ResolvedSelection& sel, ChunkSink& sink, const IoOptions& options) const;
   Status Context(const Status& status, const std::string& key) const;
 
-  std::shared_ptr<Store> store_;
+  StoreHandle store_;
   std::string path_;
   mutable std::mutex metadata_mutex_;
   std::shared_ptr<const ArrayMetadata> metadata_;

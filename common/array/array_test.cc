@@ -61,7 +61,7 @@ TEST_P(ArrayRoundTrip, SelectionsMatchTheReference) {
   const std::string kind = GetParam();
   testing::TempDir dir;
   const bool local = kind == std::string("local-v2") || kind == std::string("local-raw");
-  std::shared_ptr<Store> store = local ? *OpenLocalStore(dir.path()) : MakeMemoryStore();
+  StoreHandle store(local ? *OpenLocalStore(dir.path()) : MakeMemoryStore());
   ArrayMetadata m;
   if (kind == std::string("local-raw")) {  // read by the store straight into the result
     m = V3Meta({13, 11, 5}, {4, 3, 5},
@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ArrayRoundTrip,
                          ::testing::Values("memory-v3", "local-v2", "local-raw", "sharded"));
 
 TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto m = V3Meta({6, 6}, {3, 3}, kZstd);
   m.fill_value = *ParseFillValue(-1, DataType::kInt32, ZarrFormat::kV3);
   auto array = *Array::Create(store, "a", m);
@@ -136,7 +136,7 @@ TEST(Array, MissingChunksReadAsFillAndFillChunksAreNotStored) {
 }
 
 TEST(Array, CorruptChunkIsDataLossNamingArrayAndChunk) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto m = V3Meta(
       {4}, {2},
       json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])"));
@@ -157,7 +157,7 @@ TEST(Array, CorruptChunkIsDataLossNamingArrayAndChunk) {
 
 TEST(Array, RawChunkOfTheWrongSizeIsDataLossAndAbsentOnesAreFill) {
   testing::TempDir dir;
-  auto store = *OpenLocalStore(dir.path());
+  StoreHandle store(*OpenLocalStore(dir.path()));
   auto m =
       V3Meta({6}, {2}, json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])"));
   m.fill_value = *ParseFillValue(-7, DataType::kInt32, ZarrFormat::kV3);
@@ -179,7 +179,7 @@ TEST(Array, RawChunkOfTheWrongSizeIsDataLossAndAbsentOnesAreFill) {
 }
 
 TEST(Array, WrongBufferSizesAndExistingNodes) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "a", V3Meta({4}, {2}, kZstd));
   int32_t buf[4];
   EXPECT_EQ(array->Read({}, buf, 12).code(), StatusCode::kInvalidArgument);
@@ -198,7 +198,7 @@ TEST(Array, SingleInnerChunkReadFetchesOnlyItsBytes) {
       "chunk_shape":[8,8],"codecs":[{"name":"bytes","configuration":{"endian":"little"}}],
       "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],
       "index_location":"start"}}])"));
-  auto array = *Array::Create(counting, "s", m);
+  auto array = *Array::Create(StoreHandle(counting), "s", m);
   auto values = Pattern(64 * 64);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
   counting->bytes_read = 0;
@@ -213,7 +213,7 @@ TEST(Array, ConcurrentWritersOfDisjointPartsLoseNothing) {
   for (bool sharded : {false, true}) {
     SCOPED_TRACE(sharded);
     testing::TempDir dir;
-    auto store = *OpenLocalStore(dir.path());
+    StoreHandle store(*OpenLocalStore(dir.path()));
     json codecs = sharded ? json::parse(R"([{"name":"sharding_indexed","configuration":{
       "chunk_shape":[4,8],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
       {"name":"zstd","configuration":{"level":1}}]}}])")
@@ -243,7 +243,7 @@ TEST(Array, ConcurrentWritersOfDisjointPartsLoseNothing) {
 }
 
 TEST(Array, ResizeDeletesOutsideChunksAndResetsCutOffParts) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "r", V3Meta({10}, {4}, kZstd));
   auto values = Pattern(10);
   ASSERT_TRUE(array->Write({}, values.data(), 40).ok());
@@ -262,7 +262,7 @@ TEST(Array, ResizeDeletesOutsideChunksAndResetsCutOffParts) {
 
 // The grid has 2**40 chunks: resizing walks the two stored ones, not the grid.
 TEST(Array, ResizeOfAHugeSparseGridTouchesOnlyStoredChunks) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   const int64_t n = int64_t{1} << 40;
   auto array = *Array::Create(store, "h", V3Meta({n, 3}, {1, 2}, kZstd));
   const int32_t one[3] = {1, 2, 3};
@@ -281,7 +281,7 @@ TEST(Array, ResizeOfAHugeSparseGridTouchesOnlyStoredChunks) {
 // Shrinking [1, 1200] to [1, 250] with a corrupt edge chunk c/0/2 fails before anything
 // changed: the chunks beyond the new shape (c/0/10, c/0/11 come first in string order) stay.
 TEST(Array, ResizeThatFailsChangesNothing) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "r", V3Meta({1, 1200}, {1, 100}, kZstd));
   auto values = Pattern(1200);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
@@ -306,15 +306,16 @@ TEST(Array, ResizeThatFailsChangesNothing) {
 // parts outside the new shape; growing again must not show them.
 TEST(Array, GrowAfterAnUnfinishedShrinkShowsTheFillValue) {
   auto broken = std::make_shared<BrokenChunksStore>(MakeMemoryStore());
-  auto array = *Array::Create(broken, "r", V3Meta({12}, {4}, kZstd));
+  const StoreHandle store(broken);
+  auto array = *Array::Create(store, "r", V3Meta({12}, {4}, kZstd));
   auto values = Pattern(12);
   ASSERT_TRUE(array->Write({}, values.data(), 48).ok());
   broken->broken = true;
   EXPECT_EQ(array->Resize({5}).code(), StatusCode::kInternal);
-  EXPECT_EQ(Array::Open(broken, "r").value()->metadata()->shape, std::vector<int64_t>{5});
+  EXPECT_EQ(Array::Open(store, "r").value()->metadata()->shape, std::vector<int64_t>{5});
   EXPECT_EQ(broken->List("r/c/")->size(), 3u);  // nothing cleared
   broken->broken = false;
-  auto reopened = *Array::Open(broken, "r");
+  auto reopened = *Array::Open(store, "r");
   ASSERT_TRUE(reopened->Resize({12}).ok());
   std::vector<int32_t> out(12), expected(12, 0);
   std::copy(values.begin(), values.begin() + 5, expected.begin());
@@ -324,7 +325,7 @@ TEST(Array, GrowAfterAnUnfinishedShrinkShowsTheFillValue) {
 }
 
 TEST(Array, CancelledReadStops) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "a", V3Meta({64}, {1}, kZstd));
   std::atomic<bool> cancelled{true};
   std::vector<int32_t> out(64);
@@ -333,7 +334,7 @@ TEST(Array, CancelledReadStops) {
 }
 
 TEST(Array, AttributesPersistInBothFormats) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto m2 = V3Meta({4}, {2}, json());
   m2.format = ZarrFormat::kV2;
   auto v2 = *Array::Create(store, "v2", m2);

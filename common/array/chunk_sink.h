@@ -10,7 +10,7 @@
 
 #include "common/codec/gpu_decode_plan.h"
 #include "common/index/chunk_selection.h"
-#include "common/kvstore/store.h"
+#include "common/kvstore/device_resident_store.h"
 #include "common/util/status.h"
 
 namespace zarrd {

@@ -83,8 +83,8 @@ Result<std::vector<TreeNode>> FromV2(const std::string& path, const json& metada
 }
 
 // Each node's own documents, group by group.
-Result<std::vector<TreeNode>> FromDocuments(const std::shared_ptr<Store>& store,
-                                            const std::string& path, int max_depth) {
+Result<std::vector<TreeNode>> FromDocuments(const StoreHandle& store, const std::string& path,
+                                            int max_depth) {
   std::vector<TreeNode> out;
   std::deque<std::pair<std::string, int>> groups{{path, 0}};
   while (!groups.empty()) {
@@ -110,8 +110,8 @@ Result<std::vector<TreeNode>> FromDocuments(const std::shared_ptr<Store>& store,
 
 }  // namespace
 
-Result<NodeTree> ReadNodeTree(const std::shared_ptr<Store>& store, const std::string& path,
-                              int max_depth, bool use_consolidated) {
+Result<NodeTree> ReadNodeTree(const StoreHandle& store, const std::string& path, int max_depth,
+                              bool use_consolidated) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   ZARRD_ASSIGN_OR_RETURN(GroupMetadata group, OpenGroup(*store, path));
   std::optional<std::vector<TreeNode>> below;

@@ -8,9 +8,9 @@
 #include <variant>
 #include <vector>
 
+#include "common/kvstore/store_handle.h"
 #include "common/metadata/metadata.h"
 #include "common/util/status.h"
-#include "common/kvstore/store.h"
 
 namespace zarrd {
 
@@ -27,7 +27,7 @@ struct NodeTree {
 // `max_depth`: levels below the group (1: its children), 0 for all. NOT_FOUND when there is no
 // group at `path`. A consolidated entry that does not parse is DATA_LOSS naming it: a copy
 // that misleads is refused rather than half used.
-Result<NodeTree> ReadNodeTree(const std::shared_ptr<Store>& store, const std::string& path,
-                              int max_depth, bool use_consolidated);
+Result<NodeTree> ReadNodeTree(const StoreHandle& store, const std::string& path, int max_depth,
+                              bool use_consolidated);
 
 }  // namespace zarrd

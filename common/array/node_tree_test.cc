@@ -36,7 +36,7 @@ TEST(NodeTree, ZarrPython3ConsolidatedEqualsTheDocuments) {
   const auto root = std::filesystem::path(testing::FixturesDir()) / "zarrita/v3/data.zarr";
   auto store = OpenLocalStore(root.string());
   ASSERT_TRUE(store.ok());
-  auto copy = ReadNodeTree(*store, "consolidated", 0, true);
+  auto copy = ReadNodeTree(StoreHandle(*store), "consolidated", 0, true);
   ASSERT_TRUE(copy.ok()) << copy.status().ToString();
   EXPECT_TRUE(copy->consolidated);
   // The entries zarr-python 3 wrote: 1d.chunked.i2, 2d.contiguous.i2, nested, nested/1d.i2.
@@ -44,22 +44,22 @@ TEST(NodeTree, ZarrPython3ConsolidatedEqualsTheDocuments) {
             (std::vector<std::string>{"consolidated", "consolidated/1d.chunked.i2",
                                       "consolidated/2d.contiguous.i2", "consolidated/nested",
                                       "consolidated/nested/1d.i2"}));
-  auto documents = ReadNodeTree(*store, "consolidated", 0, false);
+  auto documents = ReadNodeTree(StoreHandle(*store), "consolidated", 0, false);
   ASSERT_TRUE(documents.ok()) << documents.status().ToString();
   EXPECT_FALSE(documents->consolidated);
   auto a = Described(*copy), b = Described(*documents);
   EXPECT_EQ(std::vector<std::string>(a.begin() + 1, a.end()),
             std::vector<std::string>(b.begin() + 1, b.end()));
-  auto children = ReadNodeTree(*store, "consolidated", 1, true);
+  auto children = ReadNodeTree(StoreHandle(*store), "consolidated", 1, true);
   ASSERT_TRUE(children.ok());
   EXPECT_EQ(Paths(*children).size(), 4u);  // the group and its three children
-  auto from_documents = ReadNodeTree(*store, "consolidated", 1, false);
+  auto from_documents = ReadNodeTree(StoreHandle(*store), "consolidated", 1, false);
   ASSERT_TRUE(from_documents.ok());
   EXPECT_EQ(Paths(*from_documents), Paths(*children));
 }
 
 TEST(NodeTree, MissingGroupAndLyingCopy) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   EXPECT_EQ(ReadNodeTree(store, "nowhere", 0, true).status().code(), StatusCode::kNotFound);
   const std::string doc =
       json{{"zarr_format", 3},

@@ -104,6 +104,11 @@ Result<std::shared_ptr<const CodecChain>> CodecChain::FromV3Json(const json& cod
                                             std::move(bytes_codecs));
 }
 
+const PartialDecoder* CodecChain::partial_decoder() const {
+  if (has_array_codecs() || has_bytes_codecs()) return nullptr;
+  return array_to_bytes_->partial_decoder();
+}
+
 Status CodecChain::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) const {
   Bytes scratch[2];
   ChunkSpec current = spec;

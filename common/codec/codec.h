@@ -28,6 +28,8 @@ struct ChunkSpec {
   size_t num_bytes() const { return static_cast<size_t>(num_elements()) * ItemSize(dtype); }
 };
 
+class PartialDecoder;
+
 // Decoded chunks are C-order, little-endian arrays.
 class ArrayToArrayCodec {
  public:
@@ -60,6 +62,8 @@ class ArrayToBytesCodec {
   virtual std::optional<size_t> EncodedSize(const ChunkSpec& spec) const { return std::nullopt; }
   // The bytes codec's byte order; nullopt for the other array->bytes codecs (sharding).
   virtual std::optional<Endian> byte_order() const { return std::nullopt; }
+  // Codecs whose chunks are read in parts (common/codec/partial_decoder.h), else nullptr.
+  virtual const PartialDecoder* partial_decoder() const { return nullptr; }
 };
 
 // Bytes->bytes codecs that the GPU decoders (common/decode, common/cuda) also decode. kDeflate
@@ -98,6 +102,8 @@ class CodecChain {
   size_t ArrayCodecsOutputSize(const ChunkSpec& spec) const;
 
   const ArrayToBytesCodec& array_to_bytes() const { return *array_to_bytes_; }
+  // The array->bytes codec's partial decoder when no other codec transforms what it stores.
+  const PartialDecoder* partial_decoder() const;
   bool has_array_codecs() const { return !array_codecs_.empty(); }
   bool has_bytes_codecs() const { return !bytes_codecs_.empty(); }
   std::span<const std::unique_ptr<BytesToBytesCodec>> bytes_codecs() const { return bytes_codecs_; }

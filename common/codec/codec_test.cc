@@ -283,8 +283,8 @@ TEST(Sharding, RoundTripWithEmptyInnerChunksAndBothIndexLocations) {
     // One inner chunk decodes from its own bytes alone.
     std::vector<int32_t> inner(6);
     ByteView one = ByteView(encoded).subspan(index->offset(0), index->nbytes(0));
-    ASSERT_TRUE(sharding.inner_codecs()
-                    .Decode(sharding.InnerSpec(spec), one, reinterpret_cast<uint8_t*>(inner.data()))
+    ASSERT_TRUE(sharding.part_codecs()
+                    .Decode(sharding.PartSpec(spec), one, reinterpret_cast<uint8_t*>(inner.data()))
                     .ok());
     EXPECT_EQ(inner, (std::vector<int32_t>{1, 2, 3, 11, 12, 13}));
     std::vector<int32_t> back(24, 99);

@@ -202,7 +202,7 @@ class RecordingSink : public ChunkSink {
 
 TEST(GpuDecodeEngine, EncodedChunksGoToASinkThatTakesThem) {
   ArrayMetadata m = V3Meta({8, 12}, {4, 4}, Codecs("big", kZstd));
-  auto array = *Array::Create(MakeMemoryStore(), "g/a", m);
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "g/a", m);
   auto values = Pattern(8 * 12);
   for (int i = 0; i < 4 * 12; ++i) values[i] = 0;  // the first row of chunks stays absent
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
@@ -232,7 +232,7 @@ TEST(GpuDecodeEngine, BloscOfZstdAndOtherChainsAreDecodedOnTheHost) {
     SCOPED_TRACE(codecs.dump());
     // Chunks of 4 KiB: blosc keeps chunks under 128 bytes as copies, which the GPU decodes.
     ArrayMetadata m = V3Meta({64, 64}, {32, 32}, codecs);
-    auto array = *Array::Create(MakeMemoryStore(), "a", m);
+    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
     const auto values = Pattern(64 * 64);
     ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
     RecordingSink sink(true);

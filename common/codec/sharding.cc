@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/codec/registry.h"
+#include "common/util/checked.h"
 #include "common/util/strided_copy.h"
 
 namespace zarrd {
@@ -26,8 +27,56 @@ ChunkSpec ShardingCodec::IndexSpec() const {
   return ChunkSpec{DataType::kUint64, shape, FillValue(8, 0)};
 }
 
-ChunkSpec ShardingCodec::InnerSpec(const ChunkSpec& shard_spec) const {
+ChunkSpec ShardingCodec::PartSpec(const ChunkSpec& shard_spec) const {
   return ChunkSpec{shard_spec.dtype, inner_shape_, shard_spec.fill_value};
+}
+
+uint64_t ShardingCodec::parts_per_chunk() const {
+  uint64_t parts = 1;
+  for (int64_t g : grid_) parts = SaturatingMul(parts, static_cast<uint64_t>(g));
+  return parts;
+}
+
+PartialDecoder::PartLocation ShardingCodec::Locate(const std::vector<int64_t>& part_index) const {
+  PartLocation location{std::vector<int64_t>(grid_.size()), 0};
+  for (size_t d = 0; d < grid_.size(); ++d) {
+    location.chunk[d] = part_index[d] / grid_[d];
+    location.position = location.position * grid_[d] + part_index[d] % grid_[d];
+  }
+  return location;
+}
+
+namespace {
+
+// A shard whose index was read: its inner chunks are read by their ranges.
+class ShardParts final : public ChunkParts {
+ public:
+  ShardParts(ShardIndex index, ChunkRangeReader read)
+      : index_(std::move(index)), read_(std::move(read)) {}
+  bool empty(size_t position) const override { return index_.empty(position); }
+  Status Read(size_t position, Bytes* encoded) const override {
+    ZARRD_ASSIGN_OR_RETURN(
+        bool found,
+        read_(ByteRange::Prefix(index_.offset(position), index_.nbytes(position)), encoded));
+    return found ? OkStatus() : DataLoss("shard vanished while read");
+  }
+
+ private:
+  ShardIndex index_;
+  ChunkRangeReader read_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ChunkParts>> ShardingCodec::Open(ChunkRangeReader read) const {
+  const ByteRange index_range = location_ == IndexLocation::kEnd
+                                    ? ByteRange::Suffix(index_size_)
+                                    : ByteRange::Prefix(0, index_size_);
+  Bytes bytes;
+  ZARRD_ASSIGN_OR_RETURN(bool found, read(index_range, &bytes));
+  if (!found) return std::unique_ptr<ChunkParts>();
+  ZARRD_ASSIGN_OR_RETURN(ShardIndex index, DecodeIndex(bytes, std::nullopt));
+  return std::unique_ptr<ChunkParts>(new ShardParts(std::move(index), std::move(read)));
 }
 
 Result<ShardIndex> ShardingCodec::DecodeIndex(ByteView encoded,
@@ -86,7 +135,7 @@ Status ShardingCodec::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) c
   ByteView index_bytes =
       location_ == IndexLocation::kEnd ? in.last(index_size_) : in.first(index_size_);
   ZARRD_ASSIGN_OR_RETURN(ShardIndex index, DecodeIndex(index_bytes, in.size()));
-  const ChunkSpec inner_spec = InnerSpec(spec);
+  const ChunkSpec inner_spec = PartSpec(spec);
   const size_t es = ItemSize(spec.dtype);
   const auto shard_strides = COrderStrides(spec.shape, es);
   const auto inner_strides = COrderStrides(inner_shape_, es);
@@ -113,7 +162,7 @@ Status ShardingCodec::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) c
 }
 
 Status ShardingCodec::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) const {
-  const ChunkSpec inner_spec = InnerSpec(spec);
+  const ChunkSpec inner_spec = PartSpec(spec);
   const size_t es = ItemSize(spec.dtype);
   const auto shard_strides = COrderStrides(spec.shape, es);
   const auto inner_strides = COrderStrides(inner_shape_, es);

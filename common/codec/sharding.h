@@ -1,5 +1,5 @@
 // sharding_indexed: a shard holds a grid of inner chunks and an index of (offset, nbytes) pairs.
-// The engine uses the index and inner pipeline directly to read single inner chunks by range.
+// Its partial decoder reads a shard's index once and then single inner chunks by range.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/codec/codec.h"
+#include "common/codec/partial_decoder.h"
 
 namespace zarrd {
 
@@ -23,7 +24,7 @@ class ShardIndex {
   std::vector<uint64_t> entries_;
 };
 
-class ShardingCodec : public ArrayToBytesCodec {
+class ShardingCodec : public ArrayToBytesCodec, public PartialDecoder {
  public:
   enum class IndexLocation { kStart, kEnd };
 
@@ -34,16 +35,19 @@ class ShardingCodec : public ArrayToBytesCodec {
   Status Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* out) const override;
   Status Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) const override;
   nlohmann::json ToJson() const override;
+  const PartialDecoder* partial_decoder() const override { return this; }
 
-  const std::vector<int64_t>& inner_shape() const { return inner_shape_; }
-  // Inner chunks per shard, per dimension.
-  const std::vector<int64_t>& grid() const { return grid_; }
-  const CodecChain& inner_codecs() const { return *inner_; }
-  IndexLocation index_location() const { return location_; }
+  // Parts are the inner chunks.
+  const std::vector<int64_t>& part_shape() const override { return inner_shape_; }
+  uint64_t parts_per_chunk() const override;
+  PartLocation Locate(const std::vector<int64_t>& part_index) const override;
+  ChunkSpec PartSpec(const ChunkSpec& shard_spec) const override;
+  const CodecChain& part_codecs() const override { return *inner_; }
+  Result<std::unique_ptr<ChunkParts>> Open(ChunkRangeReader read) const override;
+
   size_t index_size() const { return index_size_; }
   // Decodes and checks the index; `shard_size`, when known, bounds every entry.
   Result<ShardIndex> DecodeIndex(ByteView encoded, std::optional<uint64_t> shard_size) const;
-  ChunkSpec InnerSpec(const ChunkSpec& shard_spec) const;
 
  private:
   ChunkSpec IndexSpec() const;

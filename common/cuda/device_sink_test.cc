@@ -7,6 +7,7 @@
 #include "common/array/array.h"
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/store_gpu.h"
+#include "common/metadata/json_document.h"
 #include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
@@ -53,11 +54,12 @@ class DeviceRead : public ::testing::TestWithParam<std::pair<const char*, const 
 TEST_P(DeviceRead, SelectionsMatchTheReference) {
   ZARRD_REQUIRE_GPU();
   const auto [store_kind, codec_kind] = GetParam();
-  std::shared_ptr<Store> store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   if (std::string(store_kind) == "gpu") {
-    auto gpu = MakeGpuStore({.name = "t", .device = 0, .capacity_bytes = 64 << 20});
+    auto gpu = MakeGpuStore(
+        {.name = "t", .device = 0, .capacity_bytes = 64 << 20, .on_host = IsMetadataDocumentKey});
     ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-    store = *gpu;
+    store = StoreHandle(*gpu);
   }
   auto array = Array::Create(store, "g/a", Meta(codec_kind));
   ASSERT_TRUE(array.ok()) << array.status().ToString();
@@ -129,7 +131,7 @@ TEST(DeviceSinkGroups, ChunksOfOneAndFourMiBInFullAndPartialGroups) {
     auto m = Meta("raw");
     m.shape = {2048 + 100, 1536};
     m.chunk_shape = {chunk, chunk};
-    auto array = *Array::Create(MakeMemoryStore(), "a", m);
+    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
     const auto values = Pattern(m.shape[0] * m.shape[1]);
     ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
     for (const char* text : {"", "::3, 7:1500:2", "100:101, :", "2047:2049, 1535"}) {
@@ -149,13 +151,15 @@ TEST(DeviceSinkGroups, ChunksOfOneAndFourMiBInFullAndPartialGroups) {
 
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
-  auto store = *MakeGpuStore({.name = "cap", .device = 0, .capacity_bytes = 1 << 20});
-  EXPECT_TRUE(store->device_resident());
+  StoreHandle store(*MakeGpuStore(
+      {.name = "cap", .device = 0, .capacity_bytes = 1 << 20, .on_host = IsMetadataDocumentKey}));
+  DeviceResidentStore* device = AsDeviceResident(*store);
+  ASSERT_NE(device, nullptr);
   auto m = Meta("raw");
   m.shape = {1024, 1024};
   m.chunk_shape = {256, 256};  // 256 KiB chunks: four fit
   auto array = *Array::Create(store, "big", m);
-  auto meta_value = store->GetDevice("big/zarr.json");
+  auto meta_value = device->GetDevice("big/zarr.json");
   EXPECT_EQ(meta_value.status().code(), StatusCode::kFailedPrecondition);
   std::vector<int32_t> ones(256 * 256, 1);
   for (int c = 0; c < 4; ++c) {

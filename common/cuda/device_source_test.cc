@@ -37,7 +37,7 @@ TEST(DeviceSource, WritesFromGpuMemoryMatchNumpyAssignment) {
       m.dtype = DataType::kInt32;
       m.fill_value = FillValue(4, 0);
       m.codecs = nlohmann::json::parse(codecs);
-      auto array = *Array::Create(MakeMemoryStore(), "a", m);
+      auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
       const auto sel = *ResolveSelection(*ParseSelection(text), shape);
       const auto positions = Reference(flat, shape, sel);
       const auto input = Pattern(static_cast<int64_t>(positions.size()));

@@ -10,6 +10,7 @@
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/store_gpu.h"
+#include "common/metadata/json_document.h"
 #include "common/testing/test_util.h"
 
 namespace zarrd::cuda {
@@ -57,7 +58,7 @@ class GpuDecodeRead : public ::testing::TestWithParam<Case> {};
 TEST_P(GpuDecodeRead, SelectionsMatchTheWrittenValues) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
-  auto array = Array::Create(MakeMemoryStore(), "g/a", Meta(c));
+  auto array = Array::Create(StoreHandle(MakeMemoryStore()), "g/a", Meta(c));
   ASSERT_TRUE(array.ok()) << array.status().ToString();
   const auto shape = (*array)->metadata()->shape;
   auto values = Pattern(shape[0] * shape[1]);
@@ -99,7 +100,7 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
   if (!c.on_gpu) GTEST_SKIP() << "decoded on the host";
-  std::shared_ptr<Store> store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "g/a", Meta(c));
   const auto shape = array->metadata()->shape;
   const auto values = Pattern(shape[0] * shape[1]);
@@ -127,15 +128,15 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
 }
 
 // A GPU store that counts the chunk values it sends to the host.
-class ChunkDownloadCounter final : public Store {
+class ChunkDownloadCounter final : public Store, public DeviceResidentStore {
  public:
   explicit ChunkDownloadCounter(std::shared_ptr<Store> gpu) : gpu_(std::move(gpu)) {}
   Result<bool> Get(const std::string& key, Bytes* out) override {
-    if (!IsMetadataKey(key)) ++downloads;
+    if (!IsMetadataDocumentKey(key)) ++downloads;
     return gpu_->Get(key, out);
   }
   Result<bool> GetRange(const std::string& key, ByteRange range, Bytes* out) override {
-    if (!IsMetadataKey(key)) ++downloads;
+    if (!IsMetadataDocumentKey(key)) ++downloads;
     return gpu_->GetRange(key, range, out);
   }
   Status Set(const std::string& key, ByteView value) override { return gpu_->Set(key, value); }
@@ -144,9 +145,8 @@ class ChunkDownloadCounter final : public Store {
     return gpu_->List(prefix);
   }
   std::string Describe() const override { return gpu_->Describe(); }
-  bool device_resident() const override { return true; }
   Result<std::optional<DeviceValue>> GetDevice(const std::string& key) override {
-    return gpu_->GetDevice(key);
+    return AsDeviceResident(*gpu_)->GetDevice(key);
   }
   std::atomic<int> downloads{0};
 
@@ -157,9 +157,12 @@ class ChunkDownloadCounter final : public Store {
 TEST_P(GpuDecodeRead, FromTheGpuStoreTheChunksDecodeWhereTheyAre) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
-  auto store = std::make_shared<ChunkDownloadCounter>(
-      *MakeGpuStore({.name = "encoded", .device = 0, .capacity_bytes = 64 << 20}));
-  auto array = *Array::Create(store, "g/a", Meta(c));
+  auto store =
+      std::make_shared<ChunkDownloadCounter>(*MakeGpuStore({.name = "encoded",
+                                                            .device = 0,
+                                                            .capacity_bytes = 64 << 20,
+                                                            .on_host = IsMetadataDocumentKey}));
+  auto array = *Array::Create(StoreHandle(store), "g/a", Meta(c));
   const auto shape = array->metadata()->shape;
   auto values = Pattern(shape[0] * shape[1]);
   for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
@@ -227,8 +230,8 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   ZARRD_REQUIRE_GPU();
   Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
   Case gzip{"gzip", R"({"name":"gzip","configuration":{"level":1}})"};
-  auto zstd_array = *Array::Create(MakeMemoryStore(), "a", Meta(zstd));
-  auto gzip_array = *Array::Create(MakeMemoryStore(), "a", Meta(gzip));
+  auto zstd_array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(zstd));
+  auto gzip_array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(gzip));
   const auto shape = zstd_array->metadata()->shape;
   const auto values = Pattern(shape[0] * shape[1]);
   ASSERT_TRUE(zstd_array->Write({}, values.data(), values.size() * 4).ok());
@@ -273,7 +276,7 @@ TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ArrayMetadata m = Meta(c);
   m.shape = {512 * 9 + 100, 512 * 9};
   m.chunk_shape = {512, 512};
-  auto array = *Array::Create(MakeMemoryStore(), "big", m);
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "big", m);
   const auto values = Pattern(m.shape[0] * m.shape[1]);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
   StagingPool staging(0, 8);
@@ -303,11 +306,11 @@ TEST(GpuDecodeBatches, ManyChunksMixedWithHostChunksAndACorruptOne) {
             "shuffle":"shuffle","typesize":4}})"};
   ArrayMetadata m = Meta(lz4);
   m.shape = {50 * 16, 50 * 12};
-  std::shared_ptr<Store> store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "many", m);
   ArrayMetadata mz = Meta(zstd);
   mz.shape = m.shape;
-  std::shared_ptr<Store> zstd_store = MakeMemoryStore();
+  StoreHandle zstd_store(MakeMemoryStore());
   auto zstd_array = *Array::Create(zstd_store, "many", mz);
   const auto values = Pattern(m.shape[0] * m.shape[1]);
   ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());

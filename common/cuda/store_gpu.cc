@@ -5,14 +5,9 @@
 #include <algorithm>
 
 #include "common/cuda/cuda_status.h"
+#include "common/kvstore/device_resident_store.h"
 
 namespace zarrd::cuda {
-
-bool IsMetadataKey(const std::string& key) {
-  const std::string name = key.substr(key.rfind('/') + 1);
-  return name == "zarr.json" || name == ".zarray" || name == ".zattrs" || name == ".zgroup" ||
-         name == ".zmetadata";
-}
 
 namespace {
 
@@ -23,7 +18,7 @@ struct Value {
   uint64_t size() const { return host ? host->size() : device->size(); }
 };
 
-class GpuStore final : public Store {
+class GpuStore final : public Store, public DeviceResidentStore {
  public:
   GpuStore(GpuStoreOptions options, std::shared_ptr<DevicePool> pool)
       : options_(std::move(options)), pool_(std::move(pool)) {}
@@ -64,7 +59,7 @@ class GpuStore final : public Store {
   Status Set(const std::string& key, ByteView bytes) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
     auto value = std::make_shared<Value>();
-    if (IsMetadataKey(key)) {
+    if (options_.on_host && options_.on_host(key)) {
       value->host = std::make_shared<const Bytes>(bytes.begin(), bytes.end());
     } else {
       auto allocation = pool_->Allocate(bytes.size());
@@ -99,8 +94,6 @@ class GpuStore final : public Store {
            std::to_string(options_.device) + " (" + std::to_string(s.in_use_bytes) + " of " +
            std::to_string(s.capacity_bytes) + " bytes used)";
   }
-
-  bool device_resident() const override { return true; }
 
  private:
   std::string Where(const std::string& key) const {

@@ -26,7 +26,7 @@ std::shared_ptr<Array> MakeArray(const std::vector<int64_t>& shape,
   m.dtype = DataType::kInt32;
   m.fill_value = FillValue(4, 0);
   m.codecs = kZstd;
-  auto array = *Array::Create(MakeMemoryStore(), "a", m);
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   const auto values = Pattern(n);

@@ -4,18 +4,7 @@
 #include <cstring>
 #include <functional>
 
-#include "common/kvstore/node_locks.h"
-
 namespace zarrd {
-
-Store::Store() : node_locks_(std::make_unique<NodeLocks>()) {}
-
-Store::~Store() = default;
-
-std::unique_lock<std::mutex> Store::LockKey(std::string_view key) {
-  return std::unique_lock<std::mutex>(
-      key_locks_[std::hash<std::string_view>{}(key) % kLockStripes]);
-}
 
 Result<std::optional<uint64_t>> Store::GetExact(const std::string& key, MutableByteView dst) {
   thread_local Bytes value;

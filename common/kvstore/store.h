@@ -14,39 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/byte_range.h"
 #include "common/util/bytes.h"
 #include "common/util/status.h"
 
 namespace zarrd {
 
-// A byte range of a value: [offset, offset + length), or the last `length` bytes.
-struct ByteRange {
-  uint64_t offset = 0;
-  uint64_t length = 0;
-  bool suffix = false;
-  static ByteRange Prefix(uint64_t offset, uint64_t length) { return {offset, length, false}; }
-  static ByteRange Suffix(uint64_t length) { return {0, length, true}; }
-};
-
-// A value that a device-resident store (the GPU memory store) holds in GPU memory; `keepalive`
-// keeps the memory valid while a copy from it is in flight.
-struct DeviceValue {
-  const void* data = nullptr;
-  size_t size = 0;
-  std::shared_ptr<const void> keepalive;
-  // A host copy of the value's first bytes: enough for a reader to tell an encoded chunk's
-  // format (common/codec/gpu_decode_plan.h) without a copy from the GPU.
-  static constexpr size_t kHeadBytes = 16;
-  std::array<uint8_t, kHeadBytes> head_bytes{};
-  ByteView head() const { return {head_bytes.data(), std::min(size, kHeadBytes)}; }
-};
-
-class NodeLocks;
-
+// A key-value store. Users that lock keys or nodes share the store through one StoreHandle
+// (common/kvstore/store_handle.h).
 class Store {
  public:
-  Store();
-  virtual ~Store();
+  virtual ~Store() = default;
 
   // Reads a value into `out` (reusing its capacity). Returns false when the key is absent.
   virtual Result<bool> Get(const std::string& key, Bytes* out) = 0;
@@ -70,23 +48,6 @@ class Store {
   // Removes what writers that crashed left behind (local stores: temporary files of processes
   // that are gone); returns how many. Keys are never affected.
   virtual Result<size_t> RemoveStaleTemporaries() { return size_t{0}; }
-
-  // True for stores whose chunk values live in GPU memory.
-  virtual bool device_resident() const { return false; }
-  // Device-resident stores: the value in GPU memory, nullopt when absent.
-  virtual Result<std::optional<DeviceValue>> GetDevice(const std::string& key) {
-    return Unimplemented(Describe() + " holds no values in GPU memory");
-  }
-
-  // Serialises read-modify-write of one key (a chunk or shard) among all users of this store.
-  std::unique_lock<std::mutex> LockKey(std::string_view key);
-  // Nodes' lifecycle against their chunks' reads and writes, among all users of this store.
-  NodeLocks& node_locks() { return *node_locks_; }
-
- private:
-  std::unique_ptr<NodeLocks> node_locks_;
-  static constexpr size_t kLockStripes = 1024;
-  std::array<std::mutex, kLockStripes> key_locks_;
 };
 
 // DATA_LOSS: the value `where` names is larger than a value there may be.

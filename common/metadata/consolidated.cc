@@ -5,7 +5,6 @@
 #include <optional>
 #include <vector>
 
-#include "common/kvstore/node_locks.h"
 #include "common/metadata/group.h"
 #include "common/metadata/json_document.h"
 
@@ -78,13 +77,14 @@ Status WriteV3Group(Store& store, const std::string& key, const json& document) 
 // is no group or a group without consolidated metadata is left alone (nullopt). The group's
 // zarr.json key lock (SetGroupAttributes takes it too) is held from reading the group to writing,
 // so rebuilds of one group run in turn and the last one has read the latest documents.
-Result<std::optional<ConsolidateResult>> Consolidate(Store& store, const std::string& path,
-                                                     bool only_existing) {
+Result<std::optional<ConsolidateResult>> Consolidate(const StoreHandle& handle,
+                                                     const std::string& path, bool only_existing) {
   using Out = std::optional<ConsolidateResult>;
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
-  auto hold = store.node_locks().Share(path);
+  auto hold = handle.node_locks().Share(path);
   const std::string zarr_json = JoinKey(path, "zarr.json");
-  auto lock = store.LockKey(zarr_json);
+  auto lock = handle.key_locks().Lock(zarr_json);
+  Store& store = *handle;
   auto group = OpenGroup(store, path);
   if (!group.ok()) {
     // No group, an array, or a document nobody reads as a group: nothing to keep current. Other
@@ -166,7 +166,7 @@ Result<json> BuildV2Consolidated(Store& store, const std::string& path) {
   return json{{"zarr_consolidated_format", 1}, {"metadata", std::move(metadata)}};
 }
 
-Result<ConsolidateResult> ConsolidateMetadata(Store& store, const std::string& path) {
+Result<ConsolidateResult> ConsolidateMetadata(const StoreHandle& store, const std::string& path) {
   auto result = Consolidate(store, path, /*only_existing=*/false);
   if (!result.ok()) return result.status().WithContext(Where(path) + ": consolidate");
   return **result;
@@ -222,7 +222,7 @@ Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(
   return Out();
 }
 
-Status RefreshConsolidatedMetadata(Store& store, const std::string& path) {
+Status RefreshConsolidatedMetadata(const StoreHandle& store, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
   const std::vector<std::string> groups = RootToPath(path);
   for (auto it = groups.rbegin(); it != groups.rend(); ++it) {

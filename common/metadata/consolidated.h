@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/metadata/group.h"
 #include "common/metadata/metadata.h"
 #include "common/util/status.h"
@@ -44,7 +45,7 @@ struct ConsolidateResult {
 // any before or not. NOT_FOUND when there is no group (an array is FAILED_PRECONDITION); a v3
 // zarr.json that would grow past what zarrd reads back (kMaxJsonDocumentBytes,
 // kMaxStoredJsonDepth) is RESOURCE_EXHAUSTED and not written.
-Result<ConsolidateResult> ConsolidateMetadata(Store& store, const std::string& path);
+Result<ConsolidateResult> ConsolidateMetadata(const StoreHandle& store, const std::string& path);
 
 // The children of `path` as the consolidated metadata of `path`, or of the nearest group above
 // it that has some, records them; nullopt when none has. For stores that cannot list (plain
@@ -55,6 +56,6 @@ Result<std::optional<std::vector<NodeEntry>>> ListChildrenFromConsolidated(Store
 // Call after the node at `path` was created, deleted, resized or had its attributes set:
 // rebuilds the consolidated metadata of every group at or above `path` that has it. Takes
 // NodeLocks::Share of each group, so a group deleted meanwhile is not brought back.
-Status RefreshConsolidatedMetadata(Store& store, const std::string& path);
+Status RefreshConsolidatedMetadata(const StoreHandle& store, const std::string& path);
 
 }  // namespace zarrd

@@ -61,12 +61,12 @@ TEST(Consolidated, V2AsZarr2WritesIt) {
 }
 
 TEST(Consolidated, V3GroupStaysCurrentThroughEveryChange) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {ZarrFormat::kV3, {{"title", "root"}}}).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {ZarrFormat::kV3, {{"title", "root"}}}).ok());
   ASSERT_TRUE(Array::Create(store, "a", Meta({4}, {2})).ok());
-  ASSERT_TRUE(CreateGroup(*store, "g", {ZarrFormat::kV3, {{"n", 1}}}).ok());
+  ASSERT_TRUE(CreateGroup(store, "g", {ZarrFormat::kV3, {{"n", 1}}}).ok());
   ASSERT_TRUE(Array::Create(store, "g/b", Meta({6}, {2})).ok());
-  auto done = ConsolidateMetadata(*store, "");
+  auto done = ConsolidateMetadata(store, "");
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   EXPECT_EQ(done->format, ZarrFormat::kV3);
   EXPECT_EQ(done->key, "zarr.json");
@@ -79,13 +79,13 @@ TEST(Consolidated, V3GroupStaysCurrentThroughEveryChange) {
             json({{"kind", "inline"}, {"must_understand", false}, {"metadata", json::object()}}));
 
   // The root's own attributes are rewritten with its consolidated metadata kept.
-  ASSERT_TRUE(SetGroupAttributes(*store, "", {{"title", "renamed"}}).ok());
+  ASSERT_TRUE(SetGroupAttributes(store, "", {{"title", "renamed"}}).ok());
   EXPECT_EQ(Read(*store, "zarr.json")["attributes"]["title"], "renamed");
   EXPECT_EQ(V3Entries(*store, ""), entries);
   EXPECT_TRUE(OpenGroup(*store, "").ok());
 
   ASSERT_TRUE(Array::Create(store, "g/c", Meta({3}, {3})).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g/c").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g/c").ok());
   EXPECT_EQ(V3Entries(*store, "")["g/c"]["shape"], json({3}));
   // A group without consolidated metadata is left without.
   EXPECT_FALSE(Read(*store, "g/zarr.json").contains("consolidated_metadata"));
@@ -94,29 +94,29 @@ TEST(Consolidated, V3GroupStaysCurrentThroughEveryChange) {
   ASSERT_TRUE(b.ok());
   ASSERT_TRUE((*b)->Resize({10}).ok());
   ASSERT_TRUE((*b)->SetAttributes({{"units", "m"}}).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g/b").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g/b").ok());
   EXPECT_EQ(V3Entries(*store, "")["g/b"]["shape"], json({10}));
   EXPECT_EQ(V3Entries(*store, "")["g/b"]["attributes"]["units"], "m");
 
-  ASSERT_TRUE(SetGroupAttributes(*store, "g", {{"n", 2}}).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g").ok());
+  ASSERT_TRUE(SetGroupAttributes(store, "g", {{"n", 2}}).ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g").ok());
   EXPECT_EQ(V3Entries(*store, "")["g"]["attributes"]["n"], 2);
 
-  ASSERT_TRUE(DeleteNode(*store, "g").ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g").ok());
+  ASSERT_TRUE(DeleteNode(store, "g").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g").ok());
   entries = V3Entries(*store, "");
   EXPECT_EQ(entries.size(), 1u) << entries.dump();
   EXPECT_TRUE(entries.contains("a"));
 }
 
 TEST(Consolidated, NestedV3GroupsAreEachRefreshed) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {}).ok());
-  ASSERT_TRUE(CreateGroup(*store, "g", {}).ok());
-  ASSERT_TRUE(ConsolidateMetadata(*store, "g").ok());
-  ASSERT_TRUE(ConsolidateMetadata(*store, "").ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {}).ok());
+  ASSERT_TRUE(CreateGroup(store, "g", {}).ok());
+  ASSERT_TRUE(ConsolidateMetadata(store, "g").ok());
+  ASSERT_TRUE(ConsolidateMetadata(store, "").ok());
   ASSERT_TRUE(Array::Create(store, "g/x", Meta({2}, {2})).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g/x").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g/x").ok());
   EXPECT_TRUE(V3Entries(*store, "g").contains("x"));
   EXPECT_TRUE(V3Entries(*store, "").contains("g/x"));
   // The root's entry of g carries an empty consolidated metadata, as zarr-python writes it.
@@ -124,21 +124,21 @@ TEST(Consolidated, NestedV3GroupsAreEachRefreshed) {
 }
 
 TEST(Consolidated, ConcurrentChangesLeaveItCurrent) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {}).ok());
-  ASSERT_TRUE(ConsolidateMetadata(*store, "").ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {}).ok());
+  ASSERT_TRUE(ConsolidateMetadata(store, "").ok());
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&store, t] {
       for (int i = 0; i < 10; ++i) {
         const std::string path = "t" + std::to_string(t) + "/a" + std::to_string(i);
         Status s = Array::Create(store, path, Meta({2}, {2})).status();
-        if (s.ok()) s = CreateParentGroups(*store, path, ZarrFormat::kV3);
-        if (s.ok()) s = RefreshConsolidatedMetadata(*store, path);
-        if (s.ok() && i % 2) s = SetGroupAttributes(*store, "", {{"last", path}});
-        if (s.ok() && i % 2) s = RefreshConsolidatedMetadata(*store, "");
-        if (s.ok() && i % 3 == 2) s = DeleteNode(*store, path).status();
-        if (s.ok() && i % 3 == 2) s = RefreshConsolidatedMetadata(*store, path);
+        if (s.ok()) s = CreateParentGroups(store, path, ZarrFormat::kV3);
+        if (s.ok()) s = RefreshConsolidatedMetadata(store, path);
+        if (s.ok() && i % 2) s = SetGroupAttributes(store, "", {{"last", path}});
+        if (s.ok() && i % 2) s = RefreshConsolidatedMetadata(store, "");
+        if (s.ok() && i % 3 == 2) s = DeleteNode(store, path).status();
+        if (s.ok() && i % 3 == 2) s = RefreshConsolidatedMetadata(store, path);
         EXPECT_TRUE(s.ok()) << s.ToString();
       }
     });
@@ -152,8 +152,8 @@ TEST(Consolidated, ConcurrentChangesLeaveItCurrent) {
 }
 
 TEST(Consolidated, V3SkipsWhatIsNoMember) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {}).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {}).ok());
   ASSERT_TRUE(Array::Create(store, "a", Meta({2}, {2})).ok());
   // Below an array and below a directory without zarr.json: not members for zarr-python either.
   ASSERT_TRUE(WriteJsonDocument(*store, "a/x/zarr.json", Read(*store, "a/zarr.json")).ok());
@@ -166,22 +166,22 @@ TEST(Consolidated, V3SkipsWhatIsNoMember) {
 }
 
 TEST(Consolidated, V2GroupStaysCurrent) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {ZarrFormat::kV2, {{"title", "root"}}}).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {ZarrFormat::kV2, {{"title", "root"}}}).ok());
   ASSERT_TRUE(Array::Create(store, "a", V2Meta({4})).ok());
-  auto done = ConsolidateMetadata(*store, "");
+  auto done = ConsolidateMetadata(store, "");
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   EXPECT_EQ(done->key, ".zmetadata");
   EXPECT_EQ(done->entries, 3u);  // .zgroup, .zattrs, a/.zarray
   EXPECT_EQ(V2Entries(*store, "")[".zattrs"]["title"], "root");
 
-  ASSERT_TRUE(SetGroupAttributes(*store, "", {{"title", "renamed"}}).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "").ok());
+  ASSERT_TRUE(SetGroupAttributes(store, "", {{"title", "renamed"}}).ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "").ok());
   EXPECT_EQ(V2Entries(*store, "")[".zattrs"]["title"], "renamed");
 
   ASSERT_TRUE(Array::Create(store, "g/b", V2Meta({6})).ok());
-  ASSERT_TRUE(CreateParentGroups(*store, "g/b", ZarrFormat::kV2).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g/b").ok());
+  ASSERT_TRUE(CreateParentGroups(store, "g/b", ZarrFormat::kV2).ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g/b").ok());
   json entries = V2Entries(*store, "");
   EXPECT_EQ(entries["g/b/.zarray"]["shape"], json({6}));
   EXPECT_TRUE(entries.contains("g/.zgroup"));
@@ -193,13 +193,13 @@ TEST(Consolidated, V2GroupStaysCurrent) {
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE((*a)->Resize({8}).ok());
   ASSERT_TRUE((*a)->SetAttributes({{"units", "m"}}).ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "a").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "a").ok());
   entries = V2Entries(*store, "");
   EXPECT_EQ(entries["a/.zarray"]["shape"], json({8}));
   EXPECT_EQ(entries["a/.zattrs"]["units"], "m");
 
-  ASSERT_TRUE(DeleteNode(*store, "g").ok());
-  ASSERT_TRUE(RefreshConsolidatedMetadata(*store, "g").ok());
+  ASSERT_TRUE(DeleteNode(store, "g").ok());
+  ASSERT_TRUE(RefreshConsolidatedMetadata(store, "g").ok());
   entries = V2Entries(*store, "");
   EXPECT_FALSE(entries.contains("g/.zgroup"));
   EXPECT_FALSE(entries.contains("g/b/.zarray"));
@@ -247,28 +247,28 @@ TEST(Consolidated, ListsAStoreWithoutListingFromIt) {
 }
 
 TEST(Consolidated, RefusesWhatIsNoGroup) {
-  auto store = MakeMemoryStore();
-  EXPECT_EQ(ConsolidateMetadata(*store, "nope").status().code(), StatusCode::kNotFound);
+  StoreHandle store(MakeMemoryStore());
+  EXPECT_EQ(ConsolidateMetadata(store, "nope").status().code(), StatusCode::kNotFound);
   ASSERT_TRUE(Array::Create(store, "a", Meta({2}, {2})).ok());
-  EXPECT_EQ(ConsolidateMetadata(*store, "a").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ConsolidateMetadata(store, "a").status().code(), StatusCode::kFailedPrecondition);
   // Nothing to refresh: no group above has consolidated metadata.
-  EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "a").ok());
-  EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "gone/deeper").ok());
+  EXPECT_TRUE(RefreshConsolidatedMetadata(store, "a").ok());
+  EXPECT_TRUE(RefreshConsolidatedMetadata(store, "gone/deeper").ok());
   // An ancestor whose document is no group's: nobody reads consolidated metadata from it.
   ASSERT_TRUE(WriteJsonDocument(*store, "broken/zarr.json", {{"zarr_format", 7}}).ok());
-  EXPECT_TRUE(RefreshConsolidatedMetadata(*store, "broken/x").ok());
-  EXPECT_EQ(ConsolidateMetadata(*store, "broken").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(RefreshConsolidatedMetadata(store, "broken/x").ok());
+  EXPECT_EQ(ConsolidateMetadata(store, "broken").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Consolidated, RefusesAZarrJsonZarrdCouldNotReadBack) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {}).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {}).ok());
   json deep = json::object();
   for (size_t i = 0; i + 4 < kMaxStoredJsonDepth; ++i) deep = json{{"d", deep}};
   ArrayMetadata m = Meta({2}, {2});
   m.attributes = deep;
   ASSERT_TRUE(Array::Create(store, "a", m).ok());
-  EXPECT_EQ(ConsolidateMetadata(*store, "").status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(ConsolidateMetadata(store, "").status().code(), StatusCode::kResourceExhausted);
   EXPECT_FALSE(Read(*store, "zarr.json").contains("consolidated_metadata"));
 }
 

@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "common/kvstore/node_locks.h"
 #include "common/metadata/consolidated.h"
 #include "common/metadata/json_document.h"
 #include "common/metadata/node_lifecycle.h"
@@ -17,10 +16,12 @@ std::string Where(const std::string& path) { return "group '" + (path.empty() ? 
 
 }  // namespace
 
-Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata) {
+Status CreateGroup(const StoreHandle& handle, const std::string& path,
+                   const GroupMetadata& metadata) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "group path"));
   if (!metadata.attributes.is_object()) return InvalidArgument("attributes: expected an object");
-  auto hold = store.node_locks().Own(path);
+  auto hold = handle.node_locks().Own(path);
+  Store& store = *handle;
   ZARRD_RETURN_IF_ERROR(CheckNoArrayAbove(store, path, "group"));
   ZARRD_ASSIGN_OR_RETURN(bool exists, NodeExists(store, path));
   if (exists) return AlreadyExists(Where(path) + ": a node exists there already");
@@ -32,13 +33,13 @@ Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& m
   return WriteJsonDocument(store, JoinKey(path, ".zattrs"), metadata.attributes);
 }
 
-Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat format) {
+Status CreateParentGroups(const StoreHandle& store, const std::string& path, ZarrFormat format) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
   if (path.empty()) return OkStatus();
   for (size_t end = 0;; end = path.find('/', end + 1)) {
     if (end == std::string::npos) return OkStatus();
     const std::string parent = path.substr(0, end);
-    auto existing = OpenGroup(store, parent);
+    auto existing = OpenGroup(*store, parent);
     if (existing.ok()) continue;
     if (existing.status().code() == StatusCode::kFailedPrecondition) {
       return FailedPrecondition("parent of '" + path + "': '" + parent +
@@ -51,7 +52,7 @@ Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat form
     // A concurrent create of a sibling may have made the group first: that is success.
     if (created.code() == StatusCode::kAlreadyExists) {
       ZARRD_RETURN_IF_ERROR(
-          OpenGroup(store, parent).status().WithContext("parent of '" + path + "'"));
+          OpenGroup(*store, parent).status().WithContext("parent of '" + path + "'"));
     } else if (!created.ok()) {
       return created;
     }
@@ -89,12 +90,14 @@ Result<GroupMetadata> OpenGroup(Store& store, const std::string& path) {
   return g;
 }
 
-Status SetGroupAttributes(Store& store, const std::string& path, const json& attributes) {
+Status SetGroupAttributes(const StoreHandle& handle, const std::string& path,
+                          const json& attributes) {
   if (!attributes.is_object()) return InvalidArgument("attributes: expected a JSON object");
-  auto hold = store.node_locks().Share(path);  // a group deleted meanwhile is not brought back
+  auto hold = handle.node_locks().Share(path);  // a group deleted meanwhile is not brought back
   // Read under the lock: a concurrent re-consolidation of this group is kept
   // (common/metadata/consolidated.h).
-  auto lock = store.LockKey(JoinKey(path, "zarr.json"));
+  auto lock = handle.key_locks().Lock(JoinKey(path, "zarr.json"));
+  Store& store = *handle;
   ZARRD_ASSIGN_OR_RETURN(GroupMetadata g, OpenGroup(store, path));
   g.attributes = attributes;
   if (g.format == ZarrFormat::kV3) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/metadata/metadata.h"
 
 namespace zarrd {
@@ -20,14 +21,16 @@ struct NodeEntry {
 };
 
 // Writes a group's metadata; ALREADY_EXISTS when any node is at `path`.
-Status CreateGroup(Store& store, const std::string& path, const GroupMetadata& metadata);
+Status CreateGroup(const StoreHandle& store, const std::string& path,
+                   const GroupMetadata& metadata);
 // NOT_FOUND when there is no group at `path` (an array there is FAILED_PRECONDITION).
 // Creates every missing ancestor group of `path` (from the store root down, as zarr-python
 // does) in `format`; existing groups of either format are kept. FAILED_PRECONDITION when an
 // ancestor is an array.
-Status CreateParentGroups(Store& store, const std::string& path, ZarrFormat format);
+Status CreateParentGroups(const StoreHandle& store, const std::string& path, ZarrFormat format);
 Result<GroupMetadata> OpenGroup(Store& store, const std::string& path);
-Status SetGroupAttributes(Store& store, const std::string& path, const nlohmann::json& attributes);
+Status SetGroupAttributes(const StoreHandle& store, const std::string& path,
+                          const nlohmann::json& attributes);
 // The arrays and groups directly below `path`, sorted by name.
 Result<std::vector<NodeEntry>> ListChildren(Store& store, const std::string& path);
 

@@ -11,10 +11,10 @@ namespace {
 using nlohmann::json;
 
 TEST(Group, CreateOpenAttributesBothFormats) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "", {ZarrFormat::kV3, {{"title", "root"}}}).ok());
-  ASSERT_TRUE(CreateGroup(*store, "v2", {ZarrFormat::kV2, {{"n", 2}}}).ok());
-  EXPECT_EQ(CreateGroup(*store, "v2", {}).code(), StatusCode::kAlreadyExists);
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "", {ZarrFormat::kV3, {{"title", "root"}}}).ok());
+  ASSERT_TRUE(CreateGroup(store, "v2", {ZarrFormat::kV2, {{"n", 2}}}).ok());
+  EXPECT_EQ(CreateGroup(store, "v2", {}).code(), StatusCode::kAlreadyExists);
   auto root = OpenGroup(*store, "");
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(root->attributes["title"], "root");
@@ -22,7 +22,7 @@ TEST(Group, CreateOpenAttributesBothFormats) {
   ASSERT_TRUE(v2.ok());
   EXPECT_EQ(v2->format, ZarrFormat::kV2);
   EXPECT_EQ(v2->attributes["n"], 2);
-  ASSERT_TRUE(SetGroupAttributes(*store, "v2", {{"n", 3}}).ok());
+  ASSERT_TRUE(SetGroupAttributes(store, "v2", {{"n", 3}}).ok());
   EXPECT_EQ(OpenGroup(*store, "v2")->attributes["n"], 3);
   EXPECT_EQ(OpenGroup(*store, "nope").status().code(), StatusCode::kNotFound);
 }
@@ -46,9 +46,9 @@ TEST(Group, ListsChildrenOfPeerHierarchies) {
 }
 
 TEST(Group, OneUnreadableChildDoesNotMakeItsParentUnlistable) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "p", GroupMetadata{}).ok());
-  ASSERT_TRUE(CreateGroup(*store, "p/good", GroupMetadata{}).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "p", GroupMetadata{}).ok());
+  ASSERT_TRUE(CreateGroup(store, "p/good", GroupMetadata{}).ok());
   const std::string broken = "{\"zarr_format\": 3, \"node_type\": \"gr";
   ASSERT_TRUE(store
                   ->Set("p/bad/zarr.json",
@@ -65,7 +65,7 @@ TEST(Group, OneUnreadableChildDoesNotMakeItsParentUnlistable) {
 }
 
 TEST(Group, ArrayAndGroupDoNotShareAPath) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   ArrayMetadata m;
   m.shape = {2};
   m.chunk_shape = {2};
@@ -73,14 +73,14 @@ TEST(Group, ArrayAndGroupDoNotShareAPath) {
   m.fill_value = {0};
   m.codecs = json::parse(R"([{"name":"bytes"}])");
   ASSERT_TRUE(Array::Create(store, "x", m).ok());
-  EXPECT_EQ(CreateGroup(*store, "x", {}).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(CreateGroup(store, "x", {}).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(OpenGroup(*store, "x").status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(Group, CreatesMissingParentsDownFromTheRoot) {
-  auto store = MakeMemoryStore();
-  ASSERT_TRUE(CreateGroup(*store, "a", {ZarrFormat::kV3, {{"keep", 1}}}).ok());
-  ASSERT_TRUE(CreateParentGroups(*store, "a/b/c/t", ZarrFormat::kV2).ok());
+  StoreHandle store(MakeMemoryStore());
+  ASSERT_TRUE(CreateGroup(store, "a", {ZarrFormat::kV3, {{"keep", 1}}}).ok());
+  ASSERT_TRUE(CreateParentGroups(store, "a/b/c/t", ZarrFormat::kV2).ok());
   Bytes doc;
   ASSERT_TRUE(*store->Get(".zgroup", &doc));
   EXPECT_EQ(json::parse(std::string(doc.begin(), doc.end())), json({{"zarr_format", 2}}));
@@ -89,12 +89,12 @@ TEST(Group, CreatesMissingParentsDownFromTheRoot) {
   EXPECT_EQ(OpenGroup(*store, "a/b")->format, ZarrFormat::kV2);
   EXPECT_EQ(OpenGroup(*store, "a/b/c")->format, ZarrFormat::kV2);
   EXPECT_EQ(OpenGroup(*store, "a/b/c/t").status().code(), StatusCode::kNotFound);
-  ASSERT_TRUE(CreateParentGroups(*store, "a/b/c/u", ZarrFormat::kV3).ok());  // idempotent
+  ASSERT_TRUE(CreateParentGroups(store, "a/b/c/u", ZarrFormat::kV3).ok());  // idempotent
   EXPECT_EQ(OpenGroup(*store, "a/b/c")->format, ZarrFormat::kV2);
 }
 
 TEST(Group, ParentThatIsAnArrayIsRefused) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   ArrayMetadata m;
   m.shape = {2};
   m.chunk_shape = {2};
@@ -102,7 +102,7 @@ TEST(Group, ParentThatIsAnArrayIsRefused) {
   m.fill_value = {0};
   m.codecs = json::parse(R"([{"name":"bytes"}])");
   ASSERT_TRUE(Array::Create(store, "x", m).ok());
-  Status s = CreateParentGroups(*store, "x/y", ZarrFormat::kV3);
+  Status s = CreateParentGroups(store, "x/y", ZarrFormat::kV3);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.ToString().find("x/y"), std::string::npos) << s.ToString();
 }

@@ -33,7 +33,21 @@ size_t NestingDepth(std::string_view text, size_t limit) {
   return deepest;
 }
 
+std::string_view LastComponent(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string_view::npos ? key : key.substr(slash + 1);
+}
+
 }  // namespace
+
+bool IsNodeDocumentKey(std::string_view key) {
+  const std::string_view name = LastComponent(key);
+  return name == "zarr.json" || name == ".zarray" || name == ".zgroup" || name == ".zattrs";
+}
+
+bool IsMetadataDocumentKey(std::string_view key) {
+  return IsNodeDocumentKey(key) || LastComponent(key) == ".zmetadata";
+}
 
 Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& what,
                                          StatusCode code, size_t max_depth) {

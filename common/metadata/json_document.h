@@ -32,6 +32,11 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::strin
 // large, too deep or not JSON is DATA_LOSS naming the key.
 Result<std::optional<nlohmann::json>> ReadJsonDocument(Store& store, const std::string& key);
 Status WriteJsonDocument(Store& store, const std::string& key, const nlohmann::json& document);
+// Keys of the documents that make a node: zarr.json, .zarray, .zgroup and .zattrs (the last
+// component of the key).
+bool IsNodeDocumentKey(std::string_view key);
+// Those and the v2 consolidated metadata (.zmetadata): every metadata document zarrd stores.
+bool IsMetadataDocumentKey(std::string_view key);
 // True when an array or group (either format) has its metadata document at `path`.
 Result<bool> NodeExists(Store& store, const std::string& path);
 // A node path: "" (the store root) or a valid key; `what` names it in the error.

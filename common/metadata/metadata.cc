@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/codec/partial_decoder.h"
 #include "common/codec/registry.h"
-#include "common/codec/sharding.h"
 #include "common/util/checked.h"
 
 namespace zarrd {
@@ -67,8 +67,8 @@ uint64_t ArrayMetadata::max_encoded_chunk_bytes() const {
   if (codec_chain) {
     // An astype filter may widen what is stored.
     decoded = std::max<uint64_t>(decoded, codec_chain->ArrayCodecsOutputSize(chunk_spec()));
-    if (const auto* shard = dynamic_cast<const ShardingCodec*>(&codec_chain->array_to_bytes())) {
-      for (int64_t g : shard->grid()) chunks = SaturatingMul(chunks, static_cast<uint64_t>(g));
+    if (const PartialDecoder* parts = codec_chain->array_to_bytes().partial_decoder()) {
+      chunks = parts->parts_per_chunk();
     }
   }
   return SaturatingAdd(SaturatingMul(decoded, 2),

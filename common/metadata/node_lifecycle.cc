@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "common/kvstore/node_locks.h"
 #include "common/metadata/json_document.h"
 
 namespace zarrd {
@@ -11,13 +10,6 @@ namespace zarrd {
 namespace {
 
 std::string Quoted(const std::string& path) { return "'" + (path.empty() ? "/" : path) + "'"; }
-
-bool IsMetadataKey(const std::string& key) {
-  const size_t slash = key.rfind('/');
-  const std::string_view name =
-      slash == std::string::npos ? std::string_view(key) : std::string_view(key).substr(slash + 1);
-  return name == "zarr.json" || name == ".zarray" || name == ".zgroup" || name == ".zattrs";
-}
 
 Result<bool> IsArray(Store& store, const std::string& path) {
   Bytes probe;
@@ -56,7 +48,7 @@ Status CheckNoArrayAbove(Store& store, const std::string& path, const std::strin
 Status ClearForNewNode(Store& store, const std::string& path, const std::string& what) {
   ZARRD_ASSIGN_OR_RETURN(auto keys, store.List(PrefixOf(path)));
   for (const auto& key : keys) {
-    if (IsMetadataKey(key)) {
+    if (IsNodeDocumentKey(key)) {
       return AlreadyExists(what + " " + Quoted(path) + ": a node exists below it ('" + key + "')");
     }
   }
@@ -65,23 +57,24 @@ Status ClearForNewNode(Store& store, const std::string& path, const std::string&
 
 Status DeleteKeysMetadataFirst(Store& store, const std::vector<std::string>& keys) {
   for (const auto& key : keys) {
-    if (IsMetadataKey(key)) ZARRD_RETURN_IF_ERROR(store.Delete(key));
+    if (IsNodeDocumentKey(key)) ZARRD_RETURN_IF_ERROR(store.Delete(key));
   }
   for (const auto& key : keys) {
-    if (!IsMetadataKey(key)) ZARRD_RETURN_IF_ERROR(store.Delete(key));
+    if (!IsNodeDocumentKey(key)) ZARRD_RETURN_IF_ERROR(store.Delete(key));
   }
   return OkStatus();
 }
 
-Result<size_t> DeleteNode(Store& store, const std::string& path) {
+Result<size_t> DeleteNode(const StoreHandle& handle, const std::string& path) {
   ZARRD_RETURN_IF_ERROR(CheckNodePath(path, "node path"));
-  auto hold = store.node_locks().Own(path);
+  auto hold = handle.node_locks().Own(path);
+  Store& store = *handle;
   ZARRD_ASSIGN_OR_RETURN(auto array, ArrayAbove(store, path));
   if (array) {
     return NotFound("no node at " + Quoted(path) + ": it is inside array " + Quoted(*array));
   }
   ZARRD_ASSIGN_OR_RETURN(auto keys, store.List(PrefixOf(path)));
-  if (std::none_of(keys.begin(), keys.end(), IsMetadataKey)) {
+  if (std::none_of(keys.begin(), keys.end(), IsNodeDocumentKey)) {
     return NotFound("no node at " + Quoted(path) + " in " + store.Describe());
   }
   ZARRD_RETURN_IF_ERROR(DeleteKeysMetadataFirst(store, keys));

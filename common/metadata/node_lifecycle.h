@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/kvstore/store.h"
+#include "common/kvstore/store_handle.h"
 #include "common/util/status.h"
 
 namespace zarrd {
@@ -23,6 +24,6 @@ Status DeleteKeysMetadataFirst(Store& store, const std::vector<std::string>& key
 // Deletes the node at `path` and everything below it; returns the number of keys deleted.
 // NOT_FOUND (deleting nothing) when `path` is no node nor has nodes below it, or is inside an
 // array. Takes NodeLocks::Own itself.
-Result<size_t> DeleteNode(Store& store, const std::string& path);
+Result<size_t> DeleteNode(const StoreHandle& store, const std::string& path);
 
 }  // namespace zarrd

@@ -29,31 +29,31 @@ std::vector<int32_t> ReadAll(Array& array, size_t n) {
 // Below an array are its chunk keys ("P/c/0" with v3's default encoding): a group "P/c" there,
 // deleted again, took P's chunks with it.
 TEST(NodeLifecycle, NoNodeInsideAnArray) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "P", V3Meta({8}, {2}, kBytes));
   const auto values = Pattern(8);
   ASSERT_TRUE(array->Write({}, values.data(), 32).ok());
   const auto keys = *store->List("");
-  EXPECT_EQ(CreateGroup(*store, "P/c", {}).code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(CreateGroup(*store, "P/c/0/x", {}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CreateGroup(store, "P/c", {}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CreateGroup(store, "P/c/0/x", {}).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(Array::Create(store, "P/d", V3Meta({1}, {1}, kBytes)).status().code(),
             StatusCode::kFailedPrecondition);
-  EXPECT_EQ(DeleteNode(*store, "P/c").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(DeleteNode(*store, "P/c/0").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(DeleteNode(store, "P/c").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(DeleteNode(store, "P/c/0").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(*store->List(""), keys);
   EXPECT_EQ(ReadAll(**Array::Open(store, "P"), 8), values);
 }
 
 TEST(NodeLifecycle, DeletingWhatIsNoNodeDeletesNothing) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   const uint8_t junk[1] = {1};
   ASSERT_TRUE(store->Set("loose/key", ByteView(junk, 1)).ok());
-  EXPECT_EQ(DeleteNode(*store, "loose").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(DeleteNode(*store, "absent").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(DeleteNode(store, "loose").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(DeleteNode(store, "absent").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store->List("")->size(), 1u);
   // The root without metadata but with nodes below it is deleted as a whole.
-  ASSERT_TRUE(CreateGroup(*store, "g", {}).ok());
-  EXPECT_EQ(DeleteNode(*store, "").value(), 2u);
+  ASSERT_TRUE(CreateGroup(store, "g", {}).ok());
+  EXPECT_EQ(DeleteNode(store, "").value(), 2u);
   EXPECT_TRUE(store->List("")->empty());
 }
 
@@ -72,11 +72,12 @@ class DeleteLog : public ForwardingStore {
 // chunks are partly gone.
 TEST(NodeLifecycle, DeleteRemovesMetadataBeforeChunks) {
   auto log = std::make_shared<DeleteLog>(MakeMemoryStore());
-  ASSERT_TRUE(CreateGroup(*log, "g", {}).ok());
-  auto array = *Array::Create(log, "g/a", V3Meta({8}, {2}, kBytes));
+  const StoreHandle store(log);
+  ASSERT_TRUE(CreateGroup(store, "g", {}).ok());
+  auto array = *Array::Create(store, "g/a", V3Meta({8}, {2}, kBytes));
   const auto values = Pattern(8);
   ASSERT_TRUE(array->Write({}, values.data(), 32).ok());
-  EXPECT_EQ(DeleteNode(*log, "g").value(), 6u);
+  EXPECT_EQ(DeleteNode(store, "g").value(), 6u);
   ASSERT_EQ(log->deleted.size(), 6u);
   EXPECT_EQ(log->deleted[0], "g/a/zarr.json");
   EXPECT_EQ(log->deleted[1], "g/zarr.json");
@@ -85,7 +86,7 @@ TEST(NodeLifecycle, DeleteRemovesMetadataBeforeChunks) {
 
 // Chunks left by a delete that crashed before its chunks went are no part of a new array.
 TEST(NodeLifecycle, NewArrayDoesNotSeeLeftoverChunks) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto old = *Array::Create(store, "a", V3Meta({8}, {2}, kBytes));
   const auto values = Pattern(8);
   ASSERT_TRUE(old->Write({}, values.data(), 32).ok());
@@ -94,7 +95,7 @@ TEST(NodeLifecycle, NewArrayDoesNotSeeLeftoverChunks) {
   EXPECT_EQ(ReadAll(*fresh, 8), std::vector<int32_t>(8, 0));
   EXPECT_EQ(*store->List(""), std::vector<std::string>{"a/zarr.json"});
   // Nodes below a path are no leftovers: an array is not created over them.
-  ASSERT_TRUE(CreateGroup(*store, "h/inner", {}).ok());
+  ASSERT_TRUE(CreateGroup(store, "h/inner", {}).ok());
   EXPECT_EQ(Array::Create(store, "h", V3Meta({1}, {1}, kBytes)).status().code(),
             StatusCode::kAlreadyExists);
   EXPECT_TRUE(OpenGroup(*store, "h/inner").ok());
@@ -102,11 +103,11 @@ TEST(NodeLifecycle, NewArrayDoesNotSeeLeftoverChunks) {
 
 // A handle opened before a delete writes nothing after it: ABORTED, and no key comes back.
 TEST(NodeLifecycle, WritesThroughAHandleOfADeletedArrayFail) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "a", V3Meta({8}, {2}, kBytes));
   const auto values = Pattern(8);
   ASSERT_TRUE(array->Write({}, values.data(), 32).ok());
-  ASSERT_TRUE(DeleteNode(*store, "a").ok());
+  ASSERT_TRUE(DeleteNode(store, "a").ok());
   EXPECT_TRUE(array->stale());
   EXPECT_EQ(array->Write({}, values.data(), 32).code(), StatusCode::kAborted);
   EXPECT_EQ(array->SetAttributes({{"k", 1}}).code(), StatusCode::kAborted);
@@ -119,7 +120,7 @@ TEST(NodeLifecycle, WritesThroughAHandleOfADeletedArrayFail) {
 // Writers race a delete: each write lands whole before it or fails, and afterwards no key is
 // left under the array's path.
 TEST(NodeLifecycle, DeleteRacingWritesLeavesNothing) {
-  auto store = MakeMemoryStore();
+  StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "a", V3Meta({64, 64}, {8, 8}, kBytes));
   const auto values = Pattern(64 * 64);
   std::atomic<bool> stop{false};
@@ -134,7 +135,7 @@ TEST(NodeLifecycle, DeleteRacingWritesLeavesNothing) {
     });
   }
   while (ok < 3) std::this_thread::yield();
-  ASSERT_TRUE(DeleteNode(*store, "a").ok());
+  ASSERT_TRUE(DeleteNode(store, "a").ok());
   while (aborted < 3) std::this_thread::yield();
   stop = true;
   for (auto& w : writers) w.join();
