@@ -161,6 +161,18 @@ Status Array::Context(const Status& status, const std::string& key) const {
   return status.WithContext("array " + Quoted(path_) + " chunk '" + key + "'");
 }
 
+Result<ChunkSpec> Array::EngineSpec(const ArrayMetadata& m, const IoOptions& options) const {
+  ChunkSpec spec = m.chunk_spec();
+  if (IsStringType(m.dtype)) {
+    if (!options.strings) {
+      return InvalidArgument("array " + Quoted(path_) + " holds strings (" + m.result_typestr() +
+                             "), which are read and written as HOST data only");
+    }
+    spec.strings = options.strings;
+  }
+  return spec;
+}
+
 std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const {
   return JoinKey(path_, m.ChunkKey(index));
 }
@@ -284,7 +296,7 @@ Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
 Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                          const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ChunkSpec spec = m.chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(m, options));
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
   const bool from_device = raw && sink.accepts_device_values() && store_->device_resident();
@@ -340,7 +352,8 @@ Status Array::ReadSharded(const ArrayMetadata& m, const ResolvedSelection& sel, 
                           const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
   const ShardingCodec& codec = *PartialShardCodec(m);
-  const ChunkSpec inner_spec = codec.InnerSpec(m.chunk_spec());
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(m, options));
+  const ChunkSpec inner_spec = codec.InnerSpec(spec);
   const size_t es = ItemSize(m.dtype);
   const size_t rank = m.rank();
   ChunkSelection chunks(sel, codec.inner_shape(), es);
@@ -437,7 +450,7 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
   }
   if (need == 0) return OkStatus();
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ChunkSpec spec = m->chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(*m, options));
   ChunkSelection chunks(sel, m->chunk_shape, es);
   return pool.ParallelFor(
       chunks.num_chunks(),
@@ -480,7 +493,9 @@ Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
   const std::string prefix = path_.empty() ? "" : path_ + "/";
   const size_t rank = m.rank();
   const size_t es = ItemSize(m.dtype);
-  const ChunkSpec spec = m.chunk_spec();
+  StringArena strings;  // string arrays: the trimmed chunks' strings
+  ChunkSpec spec = m.chunk_spec();
+  spec.strings = &strings;
   const auto strides = COrderStrides(spec.shape, es);
   ChunkEdits edits;
   Bytes stored, chunk, before;

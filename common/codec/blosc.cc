@@ -99,7 +99,7 @@ Result<std::unique_ptr<BytesToBytesCodec>> Make(const json& config, DataType dty
   std::string cname = "lz4";
   int clevel = 5;
   int shuffle = v2 ? -1 : 0;
-  size_t typesize = ItemSize(dtype);
+  size_t typesize = IsStringType(dtype) ? 1 : ItemSize(dtype);  // strings: their bytes
   size_t blocksize = 0;
   for (const auto& [key, value] : config.items()) {
     if (key == "cname") {

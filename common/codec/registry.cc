@@ -25,6 +25,8 @@ Status RegisterQuantizeCodec(CodecRegistry& registry);
 Status RegisterBitRoundCodec(CodecRegistry& registry);
 Status RegisterAsTypeCodec(CodecRegistry& registry);
 Status RegisterShuffleCodec(CodecRegistry& registry);
+Status RegisterVLenCodecs(CodecRegistry& registry);
+Status RegisterCategorizeCodec(CodecRegistry& registry);
 }  // namespace internal
 
 namespace {
@@ -70,7 +72,8 @@ const CodecRegistry& CodecRegistry::Builtin() {
                       internal::RegisterBz2Codec, internal::RegisterCrc32cCodec,
                       internal::RegisterDeltaCodec, internal::RegisterFixedScaleOffsetCodec,
                       internal::RegisterQuantizeCodec, internal::RegisterBitRoundCodec,
-                      internal::RegisterAsTypeCodec, internal::RegisterShuffleCodec}) {
+                      internal::RegisterAsTypeCodec, internal::RegisterShuffleCodec,
+                      internal::RegisterVLenCodecs, internal::RegisterCategorizeCodec}) {
       Status s = add(*r);
       if (!s.ok()) {
         std::fprintf(stderr, "zarrd: codec registry: %s\n", s.ToString().c_str());

@@ -27,7 +27,8 @@ ChunkSpec ShardingCodec::IndexSpec() const {
 }
 
 ChunkSpec ShardingCodec::InnerSpec(const ChunkSpec& shard_spec) const {
-  return ChunkSpec{shard_spec.dtype, inner_shape_, shard_spec.fill_value};
+  return ChunkSpec{shard_spec.dtype, inner_shape_, shard_spec.fill_value, shard_spec.strings,
+                   shard_spec.string_width};
 }
 
 Result<ShardIndex> ShardingCodec::DecodeIndex(ByteView encoded,
