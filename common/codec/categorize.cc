@@ -1,6 +1,7 @@
 // numcodecs' Categorize filter: each string becomes 1 + the index of its label (the last equal
 // label's), 0 when it is no label, stored as the unsigned integer type `astype`; decoding maps
 // each index back to its label and 0 (or an index past the labels) to "".
+#include <algorithm>
 #include <unordered_map>
 
 #include "common/codec/codec.h"
@@ -25,8 +26,12 @@ class CategorizeCodec : public ArrayToArrayCodec {
   void Encode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const override {
     const size_t size = ItemSize(astype_);
     for (int64_t i = 0, n = spec.num_elements(); i < n; ++i) {
-      auto it = index_.find(LoadStringHandle(in + i * kStringHandleSize));
-      const uint64_t code = it == index_.end() ? 0 : it->second;
+      const uint8_t* handle = in + i * kStringHandleSize;
+      auto it = index_.find(LoadStringHandle(handle));
+      // The null handle is zarr 2's fill value 0 of "|O" arrays: a number, no label.
+      const bool null =
+          std::all_of(handle, handle + kStringHandleSize, [](uint8_t b) { return !b; });
+      const uint64_t code = null || it == index_.end() ? 0 : it->second;
       for (size_t b = 0; b < size; ++b) out[i * size + b] = static_cast<uint8_t>(code >> (8 * b));
     }
   }

@@ -154,7 +154,9 @@ namespace {
 // has 0 and null, which zarr 2 writes for "|O" arrays: the empty string.
 Result<FillValue> ParseStringFillValue(const json& j, DataType dtype, ZarrFormat format) {
   if (format == ZarrFormat::kV2 && (j.is_null() || (j.is_number() && j == 0))) {
-    return StringFillValue("");
+    // The null handle: read as "", written back as 0, and (as zarr 2's integer 0) no label of
+    // categorize.
+    return FillValue(kStringHandleSize, 0);
   }
   if (!j.is_string()) {
     return FieldError(j, dtype,
@@ -269,8 +271,9 @@ json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) 
           {FloatComponentToJson(p, half, format), FloatComponentToJson(p + half, half, format)});
     }
     case DataType::kString:
-      return LoadStringHandle(p);
     case DataType::kBytes:
+      if (format == ZarrFormat::kV2 && value == FillValue(kStringHandleSize, 0)) return 0;
+      if (dtype == DataType::kString) return LoadStringHandle(p);
       return Base64Encode(LoadStringHandle(p));
   }
   return nullptr;

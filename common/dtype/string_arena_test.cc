@@ -76,6 +76,7 @@ TEST(StringDataTypes, FillValues) {
   auto zero = ParseFillValue(0, DataType::kString, ZarrFormat::kV2);
   ASSERT_TRUE(zero.ok());
   EXPECT_EQ(LoadStringHandle(zero->data()), "");
+  EXPECT_EQ(FillValueToJson(*zero, DataType::kString, ZarrFormat::kV2), 0);  // as it was
   auto s = ParseFillValue("YWI=", DataType::kBytes, ZarrFormat::kV2);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(LoadStringHandle(s->data()), "ab");

@@ -170,10 +170,13 @@ Status ArrayMetadata::Finalize() {
     ZARRD_ASSIGN_OR_RETURN(bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, current));
   }
   if (!v2_compressor.is_null()) {
-    // numcodecs' shuffle and the object codecs hand the compressor bytes (blosc's typesize 1).
-    const DataType compressed =
-        bytes_codecs.empty() && !IsStringType(current.dtype) ? current.dtype : DataType::kUint8;
-    ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, compressed));
+    // numcodecs' shuffle and the object codecs hand the compressor bytes (blosc's typesize 1);
+    // fixed-length strings are items of their numpy size.
+    const bool items =
+        bytes_codecs.empty() && (!IsStringType(current.dtype) || current.string_width);
+    const DataType compressed = items ? current.dtype : DataType::kUint8;
+    ZARRD_ASSIGN_OR_RETURN(auto compressor,
+                           MakeV2Compressor(v2_compressor, compressed, current.string_width));
     bytes_codecs.push_back(std::move(compressor));
   }
   codec_chain = std::make_shared<const CodecChain>(std::move(array_codecs), std::move(bytes),
