@@ -258,3 +258,27 @@ def test_sharded_vlen_strings(client):
     values[1:3, 4:9] = "new"
     np.testing.assert_array_equal(a[...], values)
     np.testing.assert_array_equal(a.vindex[[0, 5], [9, 3]], values[[0, 5], [9, 3]])
+
+
+def test_zarrctl_creates_and_prints_strings(server):
+    from conftest import zarrctl
+    zarrctl(server.unix, "create", "local:zs", "--shape", "3", "--dtype", "string")
+    meta = json.loads((server.workdir / "data" / "zs" / "zarr.json").read_text())
+    assert meta["data_type"] == "string" and meta["codecs"][0]["name"] == "vlen-utf8"
+    zarrctl(server.unix, "create", "local:z2", "--shape", "3", "--dtype", "string",
+            "--zarr-format", "2")
+    z = zarr.open_array(str(server.workdir / "data" / "z2"))
+    z[...] = ["a", "é\n", ""]
+    zarrctl(server.unix, "get", "local:z2", "-o", server.workdir / "z2.txt")
+    assert [json.loads(line) for line in (server.workdir / "z2.txt").read_text().splitlines()] \
+        == ["a", "é\n", ""]
+    u = zarr.open_array(str(server.workdir / "data" / "u"), mode="w", shape=(2,), dtype="<U3")
+    u[...] = ["ab", "xyz"]
+    zarrctl(server.unix, "get", "local:u", "-o", server.workdir / "u.npy")
+    np.testing.assert_array_equal(np.load(server.workdir / "u.npy"), u[...])
+    b = zarr.open_array(str(server.workdir / "data" / "b"), mode="w", shape=(2,), dtype=object,
+                        object_codec=numcodecs.VLenBytes())
+    b[...] = [b"\x00\xff", b"z"]
+    zarrctl(server.unix, "get", "local:b", "-o", server.workdir / "b.txt")
+    assert [base64.b64decode(x) for x in (server.workdir / "b.txt").read_text().split()] == \
+        [b"\x00\xff", b"z"]
