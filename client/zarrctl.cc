@@ -217,10 +217,19 @@ int Copy(zarrd::client::Client& c, const Options& o) {
   auto dst = c.CreateArray(dst_store, dst_path, src->metadata,
                            src->zarr_format == 2 ? src->attributes : json(nullptr), o.overwrite);
   if (!dst.ok()) return Fail(dst.status());
-  // Copy in bands of about 64 MiB on chunk edges along the first dimension.
-  const uint64_t total = src->num_bytes();
   auto all = zarrd::ResolveSelection({}, src->shape);
   if (!all.ok()) return Fail(all.status());
+  if (src->is_strings()) {  // in one piece: a string result's size is known once it is read
+    const pb::Selection sel = zarrd::ToWire(*all);
+    auto data = c.GetStrings(*src, sel);
+    Status s =
+        data.ok() ? c.Set(dst_store, dst_path, sel, data->data(), data->size()) : data.status();
+    if (!s.ok()) return Fail(s);
+    return PrintJson(
+        {{"source", o.node}, {"destination", o.destination}, {"nbytes", data->size()}});
+  }
+  // Copy in bands of about 64 MiB on chunk edges along the first dimension.
+  const uint64_t total = src->num_bytes();
   // Chunks of the grid: those of one chunk row along the first dimension, times the rows.
   uint64_t chunks_per_row = 1;
   for (size_t d = 1; d < src->shape.size(); ++d) {

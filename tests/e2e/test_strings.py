@@ -282,3 +282,6 @@ def test_zarrctl_creates_and_prints_strings(server):
     zarrctl(server.unix, "get", "local:b", "-o", server.workdir / "b.txt")
     assert [base64.b64decode(x) for x in (server.workdir / "b.txt").read_text().split()] == \
         [b"\x00\xff", b"z"]
+    zarrctl(server.unix, "copy", "local:b", "local:b_copy")
+    np.testing.assert_array_equal(zarr.open_array(str(server.workdir / "data" / "b_copy"))[...],
+                                  b[...])
