@@ -107,47 +107,6 @@ size_t NodeInfo::item_size() const {
   return dtype.ok() ? ItemSize(*dtype) : 0;
 }
 
-Result<std::string> Client::GetStrings(const NodeInfo& node, const pb::Selection& selection,
-                                       pb::ArrayDescriptor* descriptor) {
-  pb::GetItemRequest req;
-  req.set_store(node.store);
-  req.set_path(node.path);
-  *req.mutable_selection() = selection;
-  req.set_prototype(pb::PROTOTYPE_HOST);
-  {
-    grpc::ClientContext ctx;
-    pb::GetItemResponse resp;
-    Status s = wire::FromGrpcStatus(stub_->GetItem(&ctx, req, &resp));
-    if (s.ok()) {
-      if (descriptor) *descriptor = resp.array();
-      return std::move(*resp.mutable_data());
-    }
-    if (s.reason() != reason::kUnaryResultTooLarge) return s;
-  }
-  grpc::ClientContext ctx;
-  auto reader = stub_->GetItemStream(&ctx, req);
-  pb::GetItemResponse msg;
-  std::string out;
-  bool first = true;
-  while (reader->Read(&msg)) {
-    if (first) {
-      if (descriptor) *descriptor = msg.array();
-      if (msg.array().nbytes() > (uint64_t{1} << 40)) {
-        return DataLoss("a string result of " + std::to_string(msg.array().nbytes()) + " bytes");
-      }
-      out.resize(msg.array().nbytes());
-      first = false;
-    }
-    if (msg.offset() > out.size() || msg.data().size() > out.size() - msg.offset()) {
-      ctx.TryCancel();
-      return DataLoss("the server sent a piece outside the result");
-    }
-    std::memcpy(out.data() + msg.offset(), msg.data().data(), msg.data().size());
-  }
-  ZARRD_RETURN_IF_ERROR(wire::FromGrpcStatus(reader->Finish()));
-  return out;
-}
-
 uint64_t NodeInfo::num_bytes() const {
   auto n = CheckedProduct(shape, item_size(), "shape");
   return n.ok() ? *n : UINT64_MAX;

@@ -16,10 +16,10 @@
 #include "client/device_client.h"
 #endif
 #include "client/npy.h"
+#include "client/string_result.h"
 #include "common/dtype/dtype.h"
 #include "common/index/band_plan.h"
 #include "common/index/selection.h"
-#include "common/util/base64.h"
 #include "common/util/checked.h"
 #include "common/util/version.h"
 #include "proto/selection_wire.h"
@@ -314,44 +314,17 @@ int ServerInfo(zarrd::client::Client& c, const Options& o) {
   return 0;
 }
 
-// Strings: fixed-length ones as numpy holds them (.npy, else raw); variable-length ones as text,
-// one element a line: a JSON string for data type string, base64 for bytes.
+// Strings: see zarrd::client::WriteStringResult.
 int GetStrings(zarrd::client::Client& c, const std::string& store, const std::string& path,
                const pb::Selection& selection, const zarrd::client::NodeInfo& node,
                const std::vector<int64_t>& result_shape, const Options& o) {
   pb::ArrayDescriptor d;
   auto data = c.GetStrings(node, selection, &d);
   if (!data.ok()) return Fail(data.status());
-  const std::string& out = o.output;
-  Status s;
-  if (node.numpy_dtype != "|O") {
-    if (out.size() > 4 && out.substr(out.size() - 4) == ".npy") {
-      s = zarrd::client::WriteNpy(out, Typestr(node), result_shape,
-                                  reinterpret_cast<const uint8_t*>(data->data()), data->size());
-    } else {
-      std::ofstream f(out, std::ios::binary);
-      f.write(data->data(), static_cast<std::streamsize>(data->size()));
-      if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
-    }
-  } else {
-    std::ofstream f(out, std::ios::binary);
-    for (size_t at = 0; at + 4 <= data->size();) {
-      uint32_t len;
-      std::memcpy(&len, data->data() + at, 4);
-      at += 4;
-      if (len > data->size() - at) return Fail(zarrd::DataLoss("a string result is cut off"));
-      const std::string item = data->substr(at, len);
-      at += len;
-      f << (node.data_type == "string"
-                ? json(item).dump(-1, ' ', false, json::error_handler_t::replace)
-                : zarrd::Base64Encode(item))
-        << "\n";
-    }
-    if (!f) s = zarrd::ErrnoStatus(errno, "cannot write " + out);
-  }
+  Status s = zarrd::client::WriteStringResult(node, *data, result_shape, o.output);
   if (!s.ok()) return Fail(s);
   std::cerr << "wrote " << d.nbytes() << " bytes of strings, shape " << json(result_shape).dump()
-            << ", to " << out << "\n";
+            << ", to " << o.output << "\n";
   if (o.json) {
     return PrintJson({{"store", store},
                       {"path", path},
@@ -359,7 +332,7 @@ int GetStrings(zarrd::client::Client& c, const std::string& store, const std::st
                       {"data_type", d.data_type()},
                       {"shape", result_shape},
                       {"nbytes", d.nbytes()},
-                      {"file", out}});
+                      {"file", o.output}});
   }
   return 0;
 }
