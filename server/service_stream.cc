@@ -185,8 +185,19 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return Internal("cannot serialize the stream's first message");
     }
     if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
+    // Its bytes come out of the budget all streams share until its last piece has been sent.
     const size_t n = wire.size();
-    std::shared_ptr<uint8_t[]> buffer(new uint8_t[std::max<size_t>(n, 1)]);
+    ByteBudget& budget = state_.stream_budget;
+    if (!budget.Acquire(n, *bands_held_ == 0, cancelled_flag_)) {
+      return Cancelled("client went away");
+    }
+    ++*bands_held_;
+    std::shared_ptr<uint8_t[]> buffer(new uint8_t[std::max<size_t>(n, 1)],
+                                      [&budget, n, held = bands_held_](uint8_t* p) {
+                                        delete[] p;
+                                        --*held;
+                                        budget.Release(n);
+                                      });
     std::memcpy(buffer.get(), wire.data(), n);
     wire = std::string();
     for (size_t at = 0; at < n; at += piece) {
