@@ -98,6 +98,11 @@ Result<std::vector<int64_t>> SelectionShape(const pb::Selection& selection,
 }
 
 size_t NodeInfo::item_size() const {
+  if (is_strings()) {
+    auto typestr = ParseV2DataType(numpy_dtype);
+    if (!typestr.ok()) return 0;
+    return typestr->dtype == DataType::kString ? 4 * typestr->string_width : typestr->string_width;
+  }
   auto dtype = ParseV3DataType(data_type);
   return dtype.ok() ? ItemSize(*dtype) : 0;
 }

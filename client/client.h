@@ -39,7 +39,9 @@ struct NodeInfo {
   std::string numpy_dtype;  // little-endian numpy typestr ("<M8[ns]"); empty from older servers
   std::vector<int64_t> shape, chunks;
   nlohmann::json metadata, attributes;
-  size_t item_size() const;
+  size_t item_size() const;  // 0 for variable-length strings
+  // String data: "|O" (variable-length), "|S<n>", "<U<n>".
+  bool is_strings() const { return data_type == "string" || data_type == "bytes"; }
   uint64_t num_bytes() const;  // saturates at UINT64_MAX
 };
 
@@ -110,6 +112,11 @@ class Client {
   Status Get(const NodeInfo& node, const pb::Selection& selection, void* out, size_t size,
              pb::ArrayDescriptor* descriptor = nullptr,
              pb::Prototype prototype = pb::PROTOTYPE_HOST);
+  // String arrays (NodeInfo::is_strings): the result in its wire form (see ArrayDescriptor in
+  // proto/zarrd/v1/zarrd.proto), whose size the server knows once it has read it; one message
+  // when it fits the unary limit, else one stream.
+  Result<std::string> GetStrings(const NodeInfo& node, const pb::Selection& selection,
+                                 pb::ArrayDescriptor* descriptor = nullptr);
   // Writes `size` bytes (C order, little-endian) into the selection, streaming when large.
   Status Set(const std::string& store, const std::string& path, const pb::Selection& selection,
              const void* in, size_t size);

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -15,6 +16,7 @@
 #include "client/device_client.h"
 #endif
 #include "client/npy.h"
+#include "client/string_result.h"
 #include "common/dtype/dtype.h"
 #include "common/index/band_plan.h"
 #include "common/index/selection.h"
@@ -139,11 +141,16 @@ json Compressor(const std::string& codec, int format, size_t item_size) {
 json BuildMetadata(const Options& o) {
   const auto shape = List(o.shape);
   const auto chunks = o.chunks.empty() ? shape : List(o.chunks);
-  json fill = o.has_fill_value ? json::parse(o.fill_value, nullptr, false) : json(0);
-  if (fill.is_discarded()) fill = o.fill_value;  // NaN, Infinity, ...
   auto dtype = zarrd::ParseV3DataType(o.dtype);
+  // Strings (--dtype string or bytes) as zarr-python writes them: v3 with the vlen-utf8
+  // (vlen-bytes) codec, v2 "|O" with it as the object codec; the fill value is "".
+  const bool strings = dtype.ok() && zarrd::IsStringType(*dtype);
+  const std::string vlen = o.dtype == "string" ? "vlen-utf8" : "vlen-bytes";
+  json fill = o.has_fill_value ? json::parse(o.fill_value, nullptr, false) : json(0);
+  if (fill.is_discarded() || (strings && o.has_fill_value)) fill = o.fill_value;  // NaN, text
+  if (strings && !o.has_fill_value) fill = "";
   const json compressor =
-      Compressor(o.codec, o.zarr_format, dtype.ok() ? zarrd::ItemSize(*dtype) : 1);
+      Compressor(o.codec, o.zarr_format, dtype.ok() && !strings ? zarrd::ItemSize(*dtype) : 1);
   if (o.zarr_format == 2) {
     return {{"zarr_format", 2},
             {"shape", shape},
@@ -152,9 +159,10 @@ json BuildMetadata(const Options& o) {
             {"compressor", compressor},
             {"fill_value", fill},
             {"order", "C"},
-            {"filters", nullptr}};
+            {"filters", strings ? json::array({{{"id", vlen}}}) : json(nullptr)}};
   }
   json codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+  if (strings) codecs = json::array({{{"name", vlen}, {"configuration", json::object()}}});
   if (!compressor.is_null()) codecs.push_back(compressor);
   return {{"zarr_format", 3},
           {"node_type", "array"},
@@ -209,10 +217,19 @@ int Copy(zarrd::client::Client& c, const Options& o) {
   auto dst = c.CreateArray(dst_store, dst_path, src->metadata,
                            src->zarr_format == 2 ? src->attributes : json(nullptr), o.overwrite);
   if (!dst.ok()) return Fail(dst.status());
-  // Copy in bands of about 64 MiB on chunk edges along the first dimension.
-  const uint64_t total = src->num_bytes();
   auto all = zarrd::ResolveSelection({}, src->shape);
   if (!all.ok()) return Fail(all.status());
+  if (src->is_strings()) {  // in one piece: a string result's size is known once it is read
+    const pb::Selection sel = zarrd::ToWire(*all);
+    auto data = c.GetStrings(*src, sel);
+    Status s =
+        data.ok() ? c.Set(dst_store, dst_path, sel, data->data(), data->size()) : data.status();
+    if (!s.ok()) return Fail(s);
+    return PrintJson(
+        {{"source", o.node}, {"destination", o.destination}, {"nbytes", data->size()}});
+  }
+  // Copy in bands of about 64 MiB on chunk edges along the first dimension.
+  const uint64_t total = src->num_bytes();
   // Chunks of the grid: those of one chunk row along the first dimension, times the rows.
   uint64_t chunks_per_row = 1;
   for (size_t d = 1; d < src->shape.size(); ++d) {
@@ -297,12 +314,36 @@ int ServerInfo(zarrd::client::Client& c, const Options& o) {
   return 0;
 }
 
+// Strings: see zarrd::client::WriteStringResult.
+int GetStrings(zarrd::client::Client& c, const std::string& store, const std::string& path,
+               const pb::Selection& selection, const zarrd::client::NodeInfo& node,
+               const std::vector<int64_t>& result_shape, const Options& o) {
+  pb::ArrayDescriptor d;
+  auto data = c.GetStrings(node, selection, &d);
+  if (!data.ok()) return Fail(data.status());
+  Status s = zarrd::client::WriteStringResult(node, *data, result_shape, o.output);
+  if (!s.ok()) return Fail(s);
+  std::cerr << "wrote " << d.nbytes() << " bytes of strings, shape " << json(result_shape).dump()
+            << ", to " << o.output << "\n";
+  if (o.json) {
+    return PrintJson({{"store", store},
+                      {"path", path},
+                      {"selection", o.selection},
+                      {"data_type", d.data_type()},
+                      {"shape", result_shape},
+                      {"nbytes", d.nbytes()},
+                      {"file", o.output}});
+  }
+  return 0;
+}
+
 int Get(zarrd::client::Client& c, const std::string& store, const std::string& path,
         const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
   // The result size comes from the server: a one-element probe of the descriptor would cost a
   // round trip, so resolve the selection here against the shape.
   auto result_shape = zarrd::client::SelectionShape(selection, node.shape, node.chunks);
   if (!result_shape.ok()) return Fail(result_shape.status());
+  if (node.is_strings()) return GetStrings(c, store, path, selection, node, *result_shape, o);
   uint64_t nbytes = node.item_size();
   for (int64_t extent : *result_shape) {
     nbytes = zarrd::SaturatingMul(nbytes, static_cast<uint64_t>(extent));
@@ -344,6 +385,12 @@ int Get(zarrd::client::Client& c, const std::string& store, const std::string& p
 
 int Put(zarrd::client::Client& c, const std::string& store, const std::string& path,
         const pb::Selection& selection, const zarrd::client::NodeInfo& node, const Options& o) {
+  if (node.numpy_dtype == "|O") {
+    return Fail(zarrd::InvalidArgument(
+        o.node +
+        " holds variable-length strings, which .npy files hold only as pickles: write "
+        "them with the Python or C++ client"));
+  }
   auto npy = zarrd::client::ReadNpy(o.input);
   if (!npy.ok()) return Fail(npy.status());
   if (npy->descr != Typestr(node)) {
@@ -541,7 +588,8 @@ int Run(int argc, char** argv) {
   node_arg(create);
   create->add_option("--shape", o.shape, "the array's shape")->check(kIntList);
   create->add_option("--chunks", o.chunks, "the chunk shape (default: one chunk)")->check(kIntList);
-  create->add_option("--dtype", o.dtype, "a Zarr v3 data type name (default float64)");
+  create->add_option("--dtype", o.dtype,
+                     "a Zarr v3 data type name (default float64; string, bytes: variable-length)");
   create
       ->add_option("--codec", o.codec,
                    "the compressor, with zarr-python's default settings (default zstd)")
@@ -561,7 +609,9 @@ int Run(int argc, char** argv) {
   node_arg(mkgroup);
   format_opt(mkgroup);
 
-  auto* get = Command(app, "get", "read a selection into a file (.npy, else raw little-endian)",
+  auto* get = Command(app, "get",
+                      "read a selection into a file (.npy, else raw little-endian; "
+                      "variable-length strings: a line each, JSON text or base64 bytes)",
                       "zarrctl get local:demo/t \"::250, -3:\" -o part.npy");
   node_arg(get);
   selection_arg(get);

@@ -5,6 +5,7 @@
 
 #include "common/util/checked.h"
 #include "proto/selection_wire.h"
+#include "server/string_wire.h"
 
 namespace zarrd::server {
 namespace {
@@ -16,7 +17,15 @@ void Describe(const ArrayMetadata& m, const std::vector<int64_t>& shape, int64_t
   out->set_data_type(std::string(V3Name(m.dtype)));
   out->set_numpy_dtype(m.result_typestr());
   for (int64_t s : shape) out->add_shape(s);
-  out->set_nbytes(SaturatingMul(static_cast<uint64_t>(elements), ItemSize(m.dtype)));
+  out->set_nbytes(IsStringType(m.dtype)
+                      ? FixedStringWireBytes(m, static_cast<uint64_t>(elements))
+                      : SaturatingMul(static_cast<uint64_t>(elements), ItemSize(m.dtype)));
+}
+
+// The bytes the limits are checked on before reading or writing: for variable-length strings,
+// 4 an element (their length), also a bound on the 8-byte handles the engine moves for them.
+uint64_t LimitBytes(const ArrayMetadata& m, uint64_t elements, uint64_t nbytes) {
+  return IsStringType(m.dtype) ? MinStringWireBytes(m, elements) : nbytes;
 }
 
 // An orthogonal, point or mask selection resolved against `limit` bytes of result or input
@@ -29,8 +38,9 @@ Result<ResolvedAdvanced> ResolveAdvanced(const ArrayMetadata& m, const std::stri
                              std::to_string(selection.ByteSizeLong()) + " bytes exceed " +
                              limit_name);
   }
-  const int64_t max_elements = static_cast<int64_t>(
-      std::min<uint64_t>(limit / ItemSize(m.dtype), std::numeric_limits<int64_t>::max()));
+  const uint64_t per_element = IsStringType(m.dtype) ? MinStringWireBytes(m, 1) : ItemSize(m.dtype);
+  const int64_t max_elements = static_cast<int64_t>(std::min<uint64_t>(
+      limit / std::max<uint64_t>(per_element, 1), std::numeric_limits<int64_t>::max()));
   auto resolved = AdvancedFromWire(selection, m.shape, max_elements);
   if (!resolved.ok()) return resolved.status().WithContext(ArrayName(path));
   if (resolved->num_elements > max_elements) {  // a mask's count is known once it is resolved
@@ -100,14 +110,36 @@ Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRe
   }
   read.descriptor.set_prototype(read.prototype == PrototypeKind::kDevice ? pb::PROTOTYPE_DEVICE
                                                                          : pb::PROTOTYPE_HOST);
-  ZARRD_RETURN_IF_ERROR(
-      CheckLimit(req.path(), "result", read.nbytes(), config.max_result_bytes, "max_result_bytes"));
+  if (read.strings() && read.prototype == PrototypeKind::kDevice) {
+    return InvalidArgument(ArrayName(req.path()) + " holds strings (" + m.result_typestr() +
+                           "): DEVICE results are numbers; read it with prototype HOST");
+  }
+  ZARRD_RETURN_IF_ERROR(CheckLimit(req.path(), "result",
+                                   LimitBytes(m, read.num_elements(), read.nbytes()),
+                                   config.max_result_bytes, "max_result_bytes"));
   return read;
+}
+
+uint64_t PreparedRead::num_elements() const {
+  return static_cast<uint64_t>(advanced ? advanced->num_elements : selection.num_elements());
 }
 
 Status PreparedRead::ReadInto(void* out, size_t n, const IoOptions& io) const {
   return advanced ? array->ReadAdvanced(*advanced, out, n, io)
                   : array->ReadResolved(selection, out, n, io);
+}
+
+Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limit) {
+  const uint64_t n = num_elements();
+  StringArena arena;
+  IoOptions with_strings = io;
+  with_strings.strings = &arena;
+  Bytes handles(n * kStringHandleSize);  // n is bounded: its least wire size passed the limit
+  ZARRD_RETURN_IF_ERROR(ReadInto(handles.data(), handles.size(), with_strings));
+  ZARRD_ASSIGN_OR_RETURN(std::string wire, StringsToWire(*metadata, handles.data(), n, limit,
+                                                         ArrayName(array->path())));
+  descriptor.set_nbytes(wire.size());
+  return wire;
 }
 
 Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selection& selection,
@@ -125,12 +157,33 @@ Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selecti
     ZARRD_ASSIGN_OR_RETURN(write.selection, ResolveBasic(*m, path, selection));
     write.nbytes = write.selection.num_bytes(ItemSize(m->dtype));
   }
+  if (IsStringType(m->dtype)) {
+    const uint64_t n = static_cast<uint64_t>(write.advanced ? write.advanced->num_elements
+                                                            : write.selection.num_elements());
+    write.nbytes = MinStringWireBytes(*m, n);
+    write.variable_size = m->string_width == 0;
+  }
   ZARRD_RETURN_IF_ERROR(
       CheckLimit(path, "input", write.nbytes, config.max_request_bytes, "max_request_bytes"));
   return write;
 }
 
 Status PreparedWrite::WriteFrom(const void* in, size_t n, const IoOptions& io) const {
+  auto m = array->metadata();
+  if (IsStringType(m->dtype)) {
+    const uint64_t elements =
+        static_cast<uint64_t>(advanced ? advanced->num_elements : selection.num_elements());
+    StringArena arena;
+    auto handles =
+        StringsFromWire(*m, ByteView(static_cast<const uint8_t*>(in), n), elements, arena);
+    if (!handles.ok()) return handles.status().WithContext(ArrayName(array->path()));
+    IoOptions with_strings = io;
+    with_strings.strings = &arena;
+    if (advanced)
+      return array->WriteAdvanced(*advanced, handles->data(), handles->size(), with_strings);
+    HostSource source(handles->data(), handles->size(), kStringHandleSize);
+    return array->WriteFromSource(selection, source, with_strings);
+  }
   if (advanced) return array->WriteAdvanced(*advanced, in, n, io);
   HostSource source(static_cast<const uint8_t*>(in), n, ItemSize(array->metadata()->dtype));
   return array->WriteFromSource(selection, source, io);

@@ -30,9 +30,15 @@ struct PreparedRead {
   std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one (HOST only)
   pb::ArrayDescriptor descriptor;            // the result as the reply describes it
 
+  // The result's bytes; for variable-length strings, 0 until ReadStrings tells.
   uint64_t nbytes() const { return descriptor.nbytes(); }
-  // Reads the selection (all of it: `n` is nbytes()) into host memory.
+  uint64_t num_elements() const;
+  bool strings() const { return IsStringType(metadata->dtype); }
+  // Reads the selection (all of it: `n` is nbytes()) into host memory. Not for string arrays.
   Status ReadInto(void* out, size_t n, const IoOptions& io) const;
+  // String arrays: reads the selection and returns its wire form (server/string_wire.h), which
+  // the descriptor's nbytes then gives. RESOURCE_EXHAUSTED past `limit` bytes.
+  Result<std::string> ReadStrings(const IoOptions& io, uint64_t limit);
 };
 
 // Prepares a GetItem or GetItemStream request of `array` (opened for req.store(), req.path()).
@@ -44,9 +50,10 @@ struct PreparedWrite {
   std::shared_ptr<Array> array;
   ResolvedSelection selection;
   std::optional<ResolvedAdvanced> advanced;
-  uint64_t nbytes = 0;  // the input the selection takes
+  uint64_t nbytes = 0;  // the input the selection takes (the least, for variable-length strings)
+  bool variable_size = false;  // variable-length strings: the input's size is what it holds
 
-  // Writes the input (`n` must be nbytes()) from host memory.
+  // Writes the input (`n` must be nbytes(), unless variable_size) from host memory.
   Status WriteFrom(const void* in, size_t n, const IoOptions& io) const;
 };
 

@@ -104,9 +104,26 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         ZARRD_ASSIGN_OR_RETURN(auto array, state_.arrays.Open(req->store(), req->path()));
         ZARRD_ASSIGN_OR_RETURN(PreparedRead read,
                                PrepareRead(state_.config, *req, std::move(array)));
+        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
+        if (read.strings()) {
+          if (req->has_host_region()) {
+            return InvalidArgument("array '" + req->path() + "' holds strings (" +
+                                   read.metadata->result_typestr() +
+                                   "): their results come as bytes or a stream, not in a host "
+                                   "region");
+          }
+          ZARRD_ASSIGN_OR_RETURN(*resp->mutable_data(),
+                                 read.ReadStrings(io, state_.config.max_result_bytes));
+          if (read.nbytes() > state_.config.max_unary_result_bytes) {
+            resp->clear_data();
+            return UnaryResultTooLarge(read.nbytes(), state_.config.max_unary_result_bytes);
+          }
+          *resp->mutable_array() = read.descriptor;
+          state_.metrics->BytesRead("host", read.nbytes());
+          return OkStatus();
+        }
         *resp->mutable_array() = read.descriptor;
         const uint64_t nbytes = read.nbytes();
-        IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         if (read.prototype == PrototypeKind::kDevice) {
           DeviceReadTarget target = DeviceReadTargetFromWire(*req);
           target.gpu_decode = read.gpu_decode;

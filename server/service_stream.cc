@@ -116,6 +116,7 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
                              req_->store() + ":" + req_->path() + " come from GetItem");
     }
     const ArrayMetadata& m = *read.metadata;
+    if (read.strings()) return ProduceStrings(read);
     pb::GetItemResponse first;
     *first.mutable_array() = read.descriptor;
     const uint64_t nbytes = read.nbytes();
@@ -166,6 +167,45 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       offset += band_bytes;
     }
     bytes_sent_ = offset;
+    return OkStatus();
+  }
+
+  // A string result's size is known once it is read: it is read whole, then sent in pieces.
+  Status ProduceStrings(PreparedRead& read) {
+    IoOptions io{.pool = &state_.stream_decoder, .cancelled = &cancelled_flag_};
+    ZARRD_ASSIGN_OR_RETURN(std::string wire, read.ReadStrings(io, state_.config.max_result_bytes));
+    pb::GetItemResponse first;
+    *first.mutable_array() = read.descriptor;
+    const size_t piece = state_.config.stream_piece_bytes;
+    const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
+    grpc::ByteBuffer first_message;
+    bool own = false;
+    if (!grpc::SerializationTraits<pb::GetItemResponse>::Serialize(first, &first_message, &own)
+             .ok()) {
+      return Internal("cannot serialize the stream's first message");
+    }
+    if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
+    // Its bytes come out of the budget all streams share until its last piece has been sent.
+    const size_t n = wire.size();
+    ByteBudget& budget = state_.stream_budget;
+    if (!budget.Acquire(n, *bands_held_ == 0, cancelled_flag_)) {
+      return Cancelled("client went away");
+    }
+    ++*bands_held_;
+    std::shared_ptr<uint8_t[]> buffer(new uint8_t[std::max<size_t>(n, 1)],
+                                      [&budget, n, held = bands_held_](uint8_t* p) {
+                                        delete[] p;
+                                        --*held;
+                                        budget.Release(n);
+                                      });
+    std::memcpy(buffer.get(), wire.data(), n);
+    wire = std::string();
+    for (size_t at = 0; at < n; at += piece) {
+      if (!Push(PieceMessage(buffer, at, std::min(piece, n - at), at), max_queued)) {
+        return Cancelled("client went away");
+      }
+    }
+    bytes_sent_ = n;
     return OkStatus();
   }
 
@@ -227,6 +267,10 @@ class SetItemStreamReactor : public grpc::ServerReadReactor<pb::SetItemRequest> 
     }
     const uint64_t offset = msg_.offset();
     const size_t n = msg_.data().size();
+    if (write_->variable_size && offset <= state_.config.max_request_bytes &&
+        n <= state_.config.max_request_bytes - offset && offset + n > data_.size()) {
+      data_.resize(offset + n);  // variable-length strings: the input is what the pieces hold
+    }
     if (offset > data_.size() || n > data_.size() - offset) {
       return InvalidArgument("piece [" + std::to_string(offset) + ", +" + std::to_string(n) +
                              ") lies outside the selection's " + std::to_string(data_.size()) +

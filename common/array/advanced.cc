@@ -168,7 +168,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
   }
   if (need == 0) return OkStatus();
   const Plan plan = MakePlan(sel, m->chunk_shape, es);
-  const ChunkSpec spec = m->chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(*m, options));
   ZARRD_RETURN_IF_ERROR(CheckPlanBounds(plan, es, out_size, spec.num_bytes()).WithContext(where));
   uint8_t* result = static_cast<uint8_t*>(out);
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
@@ -215,7 +215,7 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
   }
   if (need == 0) return OkStatus();
   const Plan plan = MakePlan(sel, m->chunk_shape, es);
-  const ChunkSpec spec = m->chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(*m, options));
   ZARRD_RETURN_IF_ERROR(CheckPlanBounds(plan, es, in_size, spec.num_bytes()).WithContext(where));
   const uint8_t* input = static_cast<const uint8_t*>(in);
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();

@@ -156,6 +156,18 @@ Status Array::Context(const Status& status, const std::string& key) const {
   return status.WithContext("array " + Quoted(path_) + " chunk '" + key + "'");
 }
 
+Result<ChunkSpec> Array::EngineSpec(const ArrayMetadata& m, const IoOptions& options) const {
+  ChunkSpec spec = m.chunk_spec();
+  if (IsStringType(m.dtype)) {
+    if (!options.strings) {
+      return InvalidArgument("array " + Quoted(path_) + " holds strings (" + m.result_typestr() +
+                             "), which are read and written as HOST data only");
+    }
+    spec.strings = options.strings;
+  }
+  return spec;
+}
+
 std::string Array::ChunkStoreKey(const ArrayMetadata& m, const std::vector<int64_t>& index) const {
   return JoinKey(path_, m.ChunkKey(index));
 }
@@ -280,7 +292,7 @@ Status Array::ReadToSink(const ResolvedSelection& resolved, ChunkSink& sink,
 Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, ChunkSink& sink,
                          const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ChunkSpec spec = m.chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(m, options));
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
   DeviceResidentStore* device = sink.accepts_device_values() ? AsDeviceResident(*store_) : nullptr;
@@ -348,7 +360,8 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                         const ResolvedSelection& sel, ChunkSink& sink,
                         const IoOptions& options) const {
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ChunkSpec part_spec = decoder.PartSpec(m.chunk_spec());
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(m, options));
+  const ChunkSpec part_spec = decoder.PartSpec(spec);
   const size_t es = ItemSize(m.dtype);
   ChunkSelection parts(sel, decoder.part_shape(), es);
 
@@ -429,7 +442,7 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
   }
   if (need == 0) return OkStatus();
   ThreadPool& pool = options.pool ? *options.pool : ThreadPool::Default();
-  const ChunkSpec spec = m->chunk_spec();
+  ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(*m, options));
   ChunkSelection chunks(sel, m->chunk_shape, es);
   return pool.ParallelFor(
       chunks.num_chunks(),
@@ -472,7 +485,9 @@ Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
   const std::string prefix = path_.empty() ? "" : path_ + "/";
   const size_t rank = m.rank();
   const size_t es = ItemSize(m.dtype);
-  const ChunkSpec spec = m.chunk_spec();
+  StringArena strings;  // string arrays: the trimmed chunks' strings
+  ChunkSpec spec = m.chunk_spec();
+  spec.strings = &strings;
   const auto strides = COrderStrides(spec.shape, es);
   ChunkEdits edits;
   Bytes stored, chunk, before;

@@ -27,6 +27,9 @@ struct IoOptions {
   // took 1.6x as long as decode + copy (bench/chunk_latency); into private memory in place is
   // a few percent faster.
   bool result_shared = false;
+  // String arrays (common/dtype/string_arena.h): results and inputs are string handles; the
+  // strings decoded stay here. Reads and writes of string arrays without one are refused.
+  StringArena* strings = nullptr;
 };
 
 class Array {
@@ -102,6 +105,9 @@ class Array {
   Status ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                    const ResolvedSelection& sel, ChunkSink& sink, const IoOptions& options) const;
   Status Context(const Status& status, const std::string& key) const;
+  // m.chunk_spec() with the request's string arena; INVALID_ARGUMENT for a string array
+  // without one.
+  Result<ChunkSpec> EngineSpec(const ArrayMetadata& m, const IoOptions& options) const;
 
   StoreHandle store_;
   std::string path_;

@@ -95,11 +95,16 @@ Status CheckCname(const std::string& cname) {
   return OkStatus();
 }
 
-Result<std::unique_ptr<BytesToBytesCodec>> Make(const json& config, DataType dtype, bool v2) {
+Result<std::unique_ptr<BytesToBytesCodec>> Make(const json& config, DataType dtype,
+                                                size_t string_width, bool v2) {
   std::string cname = "lz4";
   int clevel = 5;
   int shuffle = v2 ? -1 : 0;
-  size_t typesize = ItemSize(dtype);
+  // Strings: numpy's item size for fixed-length ones, else the bytes of the vlen layout.
+  size_t typesize = !IsStringType(dtype)         ? ItemSize(dtype)
+                    : dtype == DataType::kString ? 4 * string_width
+                                                 : string_width;
+  if (typesize == 0) typesize = 1;
   size_t blocksize = 0;
   for (const auto& [key, value] : config.items()) {
     if (key == "cname") {
@@ -146,11 +151,11 @@ Result<std::unique_ptr<BytesToBytesCodec>> Make(const json& config, DataType dty
 }
 
 Result<std::unique_ptr<BytesToBytesCodec>> MakeBloscV3(const json& config, const ChunkSpec& spec) {
-  return Make(config, spec.dtype, /*v2=*/false);
+  return Make(config, spec.dtype, spec.string_width, /*v2=*/false);
 }
 Result<std::unique_ptr<BytesToBytesCodec>> MakeNumcodecs(const json& config,
                                                          const ChunkSpec& spec) {
-  return Make(config, spec.dtype, /*v2=*/true);
+  return Make(config, spec.dtype, spec.string_width, /*v2=*/true);
 }
 
 }  // namespace

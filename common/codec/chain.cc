@@ -25,7 +25,8 @@ Status BytesToBytesCodec::DecodeInto(ByteView in, MutableByteView out) const {
 }
 
 ChunkSpec ArrayToArrayCodec::EncodedSpec(const ChunkSpec& spec) const {
-  ChunkSpec out{EncodedDtype(spec.dtype), EncodedShape(spec.shape), spec.fill_value};
+  ChunkSpec out{EncodedDtype(spec.dtype), EncodedShape(spec.shape), spec.fill_value, spec.strings,
+                spec.string_width};
   if (out.dtype != spec.dtype) {
     out.fill_value.assign(ItemSize(out.dtype), 0);
     Encode(ChunkSpec{spec.dtype, std::vector<int64_t>(spec.shape.size(), 1), spec.fill_value},
@@ -146,7 +147,9 @@ Status CodecChain::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) cons
   std::vector<ChunkSpec> specs{spec};  // specs[i]: input of array codec i
   for (const auto& codec : array_codecs_) specs.push_back(codec->EncodedSpec(specs.back()));
   const ChunkSpec& bytes_spec = specs.back();
-  const size_t stored_bytes = bytes_spec.num_bytes();
+  // What the array->bytes codec decodes from: exactly this, or at most this for variable-length
+  // strings.
+  const size_t stored_bytes = array_to_bytes_->EncodedSize(bytes_spec).value_or(kMaxVlenChunkBytes);
   const bool direct = array_codecs_.empty() && array_to_bytes_->IsIdentity(bytes_spec);
 
   Bytes stage;
@@ -161,7 +164,7 @@ Status CodecChain::Decode(const ChunkSpec& spec, ByteView in, uint8_t* out) cons
     data = stage;
   }
   if (array_codecs_.empty()) return array_to_bytes_->Decode(bytes_spec, data, out);
-  Bytes current(stored_bytes), next;
+  Bytes current(bytes_spec.num_bytes()), next;
   ZARRD_RETURN_IF_ERROR(array_to_bytes_->Decode(bytes_spec, data, current.data()));
   for (size_t i = array_codecs_.size(); i-- > 0;) {
     if (i > 0) next.resize(specs[i].num_bytes());

@@ -13,6 +13,7 @@
 
 #include "common/dtype/dtype.h"
 #include "common/dtype/fill_value.h"
+#include "common/dtype/string_arena.h"
 #include "common/util/bytes.h"
 #include "common/util/status.h"
 
@@ -23,6 +24,10 @@ struct ChunkSpec {
   DataType dtype;
   std::vector<int64_t> shape;
   FillValue fill_value;
+  // String types: where decoding puts strings (the request's; null refuses to decode them), and
+  // the length of v2 "|S<n>" / "<U<n>" elements (0: variable-length).
+  StringArena* strings = nullptr;
+  size_t string_width = 0;
 
   int64_t num_elements() const;
   size_t num_bytes() const { return static_cast<size_t>(num_elements()) * ItemSize(dtype); }
@@ -49,6 +54,10 @@ class ArrayToArrayCodec {
   ChunkSpec EncodedSpec(const ChunkSpec& spec) const;
 };
 
+// A variable-length string chunk decodes to at most this many bytes (before its strings are
+// counted): what a chunk of huge strings may hold, and a bound on what a hostile one allocates.
+inline constexpr uint64_t kMaxVlenChunkBytes = uint64_t{1} << 31;
+
 class ArrayToBytesCodec {
  public:
   virtual ~ArrayToBytesCodec() = default;
@@ -58,7 +67,7 @@ class ArrayToBytesCodec {
   virtual nlohmann::json ToJson() const = 0;
   // True when the encoded bytes are the decoded ones (bytes codec, little-endian).
   virtual bool IsIdentity(const ChunkSpec& spec) const { return false; }
-  // The encoded size, where it depends on the spec alone.
+  // The encoded size, where it depends on the spec alone (not for variable-length strings).
   virtual std::optional<size_t> EncodedSize(const ChunkSpec& spec) const { return std::nullopt; }
   // The bytes codec's byte order; nullopt for the other array->bytes codecs (sharding).
   virtual std::optional<Endian> byte_order() const { return std::nullopt; }

@@ -163,6 +163,7 @@ TEST(FilterChain, RefusesWhatNumcodecsWouldMisread) {
       {R"([{"id":"shuffle"},{"id":"delta","dtype":"<f4"}])", "follows"},
       {R"([{"id":"bitround","keepbits":24}])", "keepbits"},
       {R"([{"id":"quantize","digits":2,"dtype":"<f4","astype":"<i4"}])", "float"},
+      // categorize decodes to strings, not to this float32 array.
       {R"([{"id":"categorize","labels":["a"],"dtype":"<U1"}])", "categorize"}};
   for (const auto& [filters, word] : refused) {
     m.v2_filters = json::parse(filters);

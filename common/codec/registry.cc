@@ -25,6 +25,8 @@ Status RegisterQuantizeCodec(CodecRegistry& registry);
 Status RegisterBitRoundCodec(CodecRegistry& registry);
 Status RegisterAsTypeCodec(CodecRegistry& registry);
 Status RegisterShuffleCodec(CodecRegistry& registry);
+Status RegisterVLenCodecs(CodecRegistry& registry);
+Status RegisterCategorizeCodec(CodecRegistry& registry);
 }  // namespace internal
 
 namespace {
@@ -70,7 +72,8 @@ const CodecRegistry& CodecRegistry::Builtin() {
                       internal::RegisterBz2Codec, internal::RegisterCrc32cCodec,
                       internal::RegisterDeltaCodec, internal::RegisterFixedScaleOffsetCodec,
                       internal::RegisterQuantizeCodec, internal::RegisterBitRoundCodec,
-                      internal::RegisterAsTypeCodec, internal::RegisterShuffleCodec}) {
+                      internal::RegisterAsTypeCodec, internal::RegisterShuffleCodec,
+                      internal::RegisterVLenCodecs, internal::RegisterCategorizeCodec}) {
       Status s = add(*r);
       if (!s.ok()) {
         std::fprintf(stderr, "zarrd: codec registry: %s\n", s.ToString().c_str());
@@ -149,8 +152,8 @@ Result<AnyCodec> CodecRegistry::MakeV3(std::string_view name, const json& config
   return std::visit([&](auto make) { return Wrap(make(config, spec)); }, codec.make);
 }
 
-Result<std::unique_ptr<BytesToBytesCodec>> CodecRegistry::MakeV2Compressor(const json& compressor,
-                                                                           DataType dtype) const {
+Result<std::unique_ptr<BytesToBytesCodec>> CodecRegistry::MakeV2Compressor(
+    const json& compressor, DataType dtype, size_t string_width) const {
   if (!compressor.is_object() || !compressor.contains("id") || !compressor["id"].is_string()) {
     return InvalidArgument("compressor: expected null or an object with a string \"id\", got " +
                            compressor.dump());
@@ -165,7 +168,7 @@ Result<std::unique_ptr<BytesToBytesCodec>> CodecRegistry::MakeV2Compressor(const
     return InvalidArgument("compressor: \"" + id + "\" is an " + CodecKindName(codec->kind()) +
                            " codec, a filter");
   }
-  return codec->make_numcodecs(compressor, ChunkSpec{dtype, {}, {}});
+  return codec->make_numcodecs(compressor, ChunkSpec{dtype, {}, {}, nullptr, string_width});
 }
 
 Result<AnyCodec> CodecRegistry::MakeV2Filter(const json& filter, const ChunkSpec& spec) const {
@@ -181,9 +184,9 @@ Result<AnyCodec> CodecRegistry::MakeV2Filter(const json& filter, const ChunkSpec
   return MakeV3(std::string(kNumcodecsPrefix) + id, filter, spec);
 }
 
-Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const json& compressor,
-                                                            DataType dtype) {
-  return CodecRegistry::Builtin().MakeV2Compressor(compressor, dtype);
+Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const json& compressor, DataType dtype,
+                                                            size_t string_width) {
+  return CodecRegistry::Builtin().MakeV2Compressor(compressor, dtype, string_width);
 }
 
 }  // namespace zarrd

@@ -78,8 +78,11 @@ class CodecRegistry {
                           const ChunkSpec& spec) const;
   // A v2 compressor (numcodecs JSON with "id", a bytes->bytes codec); an unknown id is
   // INVALID_ARGUMENT listing V2Ids().
+  // `string_width`: the length of the fixed-length strings (dtype kString or kBytes) that
+  // numcodecs compresses as items of their numpy size (blosc's typesize).
   Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json& compressor,
-                                                              DataType dtype) const;
+                                                              DataType dtype,
+                                                              size_t string_width = 0) const;
   // An entry of v2 `filters` (numcodecs JSON with "id") for chunks of `spec` as they reach it:
   // an array->array or a bytes->bytes codec.
   Result<AnyCodec> MakeV2Filter(const nlohmann::json& filter, const ChunkSpec& spec) const;
@@ -97,7 +100,8 @@ class CodecRegistry {
 
 // CodecRegistry::Builtin().MakeV2Compressor.
 Result<std::unique_ptr<BytesToBytesCodec>> MakeV2Compressor(const nlohmann::json& compressor,
-                                                            DataType dtype);
+                                                            DataType dtype,
+                                                            size_t string_width = 0);
 
 // A codec of a kind the caller knows, by its v3 name (e.g. "bytes" for v2 metadata).
 template <typename Codec>

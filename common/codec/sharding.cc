@@ -28,7 +28,8 @@ ChunkSpec ShardingCodec::IndexSpec() const {
 }
 
 ChunkSpec ShardingCodec::PartSpec(const ChunkSpec& shard_spec) const {
-  return ChunkSpec{shard_spec.dtype, inner_shape_, shard_spec.fill_value};
+  return ChunkSpec{shard_spec.dtype, inner_shape_, shard_spec.fill_value, shard_spec.strings,
+                   shard_spec.string_width};
 }
 
 uint64_t ShardingCodec::parts_per_chunk() const {

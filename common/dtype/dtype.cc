@@ -14,7 +14,7 @@ struct DataTypeInfo {
   DataTypeKind kind;
 };
 
-constexpr std::array<DataTypeInfo, 16> kInfos = {{
+constexpr std::array<DataTypeInfo, 18> kInfos = {{
     {DataType::kBool, "bool", 'b', 1, DataTypeKind::kBool},
     {DataType::kInt8, "int8", 'i', 1, DataTypeKind::kSigned},
     {DataType::kInt16, "int16", 'i', 2, DataTypeKind::kSigned},
@@ -31,6 +31,9 @@ constexpr std::array<DataTypeInfo, 16> kInfos = {{
     {DataType::kComplex128, "complex128", 'c', 16, DataTypeKind::kComplex},
     {DataType::kDatetime64, "numpy.datetime64", 'M', 8, DataTypeKind::kSigned},
     {DataType::kTimedelta64, "numpy.timedelta64", 'm', 8, DataTypeKind::kSigned},
+    // No v2 kind: their typestrs ("|O", "<U3", "|S5") are parsed apart.
+    {DataType::kString, "string", 0, 8, DataTypeKind::kString},
+    {DataType::kBytes, "bytes", 0, 8, DataTypeKind::kString},
 }};
 
 constexpr std::array<std::string_view, 13> kTimeUnits = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
@@ -43,6 +46,7 @@ const DataTypeInfo& Info(DataType dtype) { return kInfos[static_cast<size_t>(dty
 size_t ItemSize(DataType dtype) { return Info(dtype).size; }
 DataTypeKind Kind(DataType dtype) { return Info(dtype).kind; }
 size_t SwapUnit(DataType dtype) {
+  if (IsStringType(dtype)) return 1;
   return Kind(dtype) == DataTypeKind::kComplex ? ItemSize(dtype) / 2 : ItemSize(dtype);
 }
 std::string_view V3Name(DataType dtype) { return Info(dtype).v3_name; }
@@ -50,6 +54,8 @@ std::string_view V3Name(DataType dtype) { return Info(dtype).v3_name; }
 bool IsTimeType(DataType dtype) {
   return dtype == DataType::kDatetime64 || dtype == DataType::kTimedelta64;
 }
+
+bool IsStringType(DataType dtype) { return Kind(dtype) == DataTypeKind::kString; }
 
 std::string TimeUnit::ToString() const { return scale == 1 ? unit : std::to_string(scale) + unit; }
 
@@ -73,15 +79,32 @@ Result<DataType> ParseV3DataType(std::string_view name) {
   }
   return InvalidArgument("data_type: unsupported data type \"" + std::string(name) +
                          "\" (zarrd reads bool, int8-64, uint8-64, float16/32/64, "
-                         "complex64/128, numpy.datetime64, numpy.timedelta64)");
+                         "complex64/128, numpy.datetime64, numpy.timedelta64, string, bytes)");
 }
 
 Result<V2DataType> ParseV2DataType(std::string_view typestr) {
   auto unsupported = [&] {
     return InvalidArgument("dtype: unsupported data type \"" + std::string(typestr) +
-                           "\" (zarrd reads numeric numpy typestrs such as <f8, >i4, |b1, "
-                           "<M8[ns], <m8[10s])");
+                           "\" (zarrd reads numpy typestrs such as <f8, >i4, |b1, "
+                           "<M8[ns], <m8[10s], |O, |S5, <U3)");
   };
+  if (typestr == "|O") return V2DataType{DataType::kString, Endian::kLittle, {}, 0};
+  if (typestr.size() >= 3 && (typestr[1] == 'S' || typestr[1] == 'U')) {
+    const bool text = typestr[1] == 'U';
+    const char order = typestr[0];
+    if (text ? (order != '<' && order != '>') : order != '|') return unsupported();
+    size_t width = 0;
+    for (char c : typestr.substr(2)) {
+      if (c < '0' || c > '9') return unsupported();
+      width = width * 10 + static_cast<size_t>(c - '0');
+      if (width > (size_t{1} << 30)) return unsupported();
+    }
+    if (width == 0) return unsupported();
+    return V2DataType{text ? DataType::kString : DataType::kBytes,
+                      typestr[0] == '>' ? Endian::kBig : Endian::kLittle,
+                      {},
+                      width};
+  }
   TimeUnit time_unit;
   if (size_t open = typestr.find('['); open != std::string_view::npos) {
     if (typestr.back() != ']' || typestr.size() < 4 || (typestr[1] != 'M' && typestr[1] != 'm')) {
@@ -127,7 +150,13 @@ Result<V2DataType> ParseV2DataType(std::string_view typestr) {
   return unsupported();
 }
 
-std::string V2Typestr(DataType dtype, Endian endian, const TimeUnit& time_unit) {
+std::string V2Typestr(DataType dtype, Endian endian, const TimeUnit& time_unit,
+                      size_t string_width) {
+  if (IsStringType(dtype)) {
+    if (string_width == 0) return "|O";
+    if (dtype == DataType::kBytes) return "|S" + std::to_string(string_width);
+    return (endian == Endian::kBig ? ">U" : "<U") + std::to_string(string_width);
+  }
   const auto& info = Info(dtype);
   char order = info.size == 1 ? '|' : (endian == Endian::kBig ? '>' : '<');
   std::string out = std::string(1, order) + info.v2_kind + std::to_string(info.size);

@@ -5,6 +5,9 @@
 #include <limits>
 #include <string>
 
+#include "common/dtype/string_arena.h"
+#include "common/util/base64.h"
+
 namespace zarrd {
 namespace {
 
@@ -139,7 +142,36 @@ json FloatComponentToJson(const uint8_t* p, size_t size, ZarrFormat format) {
 
 FillValue ZeroFillValue(DataType dtype) { return FillValue(ItemSize(dtype), 0); }
 
+FillValue StringFillValue(std::string_view value) {
+  FillValue out(kStringHandleSize);
+  StoreStringHandle(out.data(), InternString(value));
+  return out;
+}
+
+namespace {
+
+// Text as a JSON string; bytes base64-encoded (as zarr 2 writes a "|S<n>" fill value). v2 also
+// has 0 and null, which zarr 2 writes for "|O" arrays: the empty string.
+Result<FillValue> ParseStringFillValue(const json& j, DataType dtype, ZarrFormat format) {
+  if (format == ZarrFormat::kV2 && (j.is_null() || (j.is_number() && j == 0))) {
+    // The null handle: read as "", written back as 0, and (as zarr 2's integer 0) no label of
+    // categorize.
+    return FillValue(kStringHandleSize, 0);
+  }
+  if (!j.is_string()) {
+    return FieldError(j, dtype,
+                      dtype == DataType::kString ? "expected a string" : "expected base64 text");
+  }
+  if (dtype == DataType::kString) return StringFillValue(j.get<std::string>());
+  auto bytes = Base64Decode(j.get<std::string>());
+  if (!bytes) return FieldError(j, dtype, "expected base64 text");
+  return StringFillValue(*bytes);
+}
+
+}  // namespace
+
 Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat format) {
+  if (IsStringType(dtype)) return ParseStringFillValue(j, dtype, format);
   if (j.is_null()) {
     if (format == ZarrFormat::kV2) return ZeroFillValue(dtype);
     return InvalidArgument("fill_value: required in Zarr v3 metadata, got null");
@@ -192,6 +224,9 @@ Result<FillValue> ParseFillValue(const json& j, DataType dtype, ZarrFormat forma
       re.insert(re.end(), im.begin(), im.end());
       return re;
     }
+    case DataType::kString:
+    case DataType::kBytes:
+      break;  // above
   }
   return Internal("fill_value: unhandled data type");
 }
@@ -235,6 +270,11 @@ json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) 
       return json::array(
           {FloatComponentToJson(p, half, format), FloatComponentToJson(p + half, half, format)});
     }
+    case DataType::kString:
+    case DataType::kBytes:
+      if (format == ZarrFormat::kV2 && value == FillValue(kStringHandleSize, 0)) return 0;
+      if (dtype == DataType::kString) return LoadStringHandle(p);
+      return Base64Encode(LoadStringHandle(p));
   }
   return nullptr;
 }

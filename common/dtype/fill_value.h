@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <vector>
 
 #include "common/dtype/dtype.h"
@@ -19,5 +20,7 @@ enum class ZarrFormat : int { kV2 = 2, kV3 = 3 };
 Result<FillValue> ParseFillValue(const nlohmann::json& json, DataType dtype, ZarrFormat format);
 nlohmann::json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format);
 FillValue ZeroFillValue(DataType dtype);
+// The fill value of a string type: an interned string's handle (common/dtype/string_arena.h).
+FillValue StringFillValue(std::string_view value);
 
 }  // namespace zarrd

@@ -63,6 +63,12 @@ std::optional<std::vector<int64_t>> ArrayMetadata::ParseChunkKey(std::string_vie
 
 uint64_t ArrayMetadata::max_encoded_chunk_bytes() const {
   uint64_t decoded = chunk_spec().num_bytes();
+  if (IsStringType(dtype)) {
+    const uint64_t n = decoded / ItemSize(dtype);
+    decoded = string_width == 0
+                  ? kMaxVlenChunkBytes
+                  : SaturatingMul(n, string_width * (dtype == DataType::kString ? 4 : 1));
+  }
   uint64_t chunks = 1;  // inner chunks when sharded, each with its own headers and index entry
   if (codec_chain) {
     // An astype filter may widen what is stored.
@@ -122,13 +128,28 @@ Status ArrayMetadata::Finalize() {
   ChunkSpec current = chunk_spec();
   for (auto& a2a : array_codecs) current = a2a->EncodedSpec(current);
   std::vector<std::unique_ptr<BytesToBytesCodec>> bytes_codecs;
+  // numcodecs' object codecs (vlen-utf8, vlen-bytes) are zarrd's array->bytes codec: what
+  // follows them works on bytes.
+  std::unique_ptr<ArrayToBytesCodec> object_codec;
   for (const json& filter : v2_filters.is_array() ? v2_filters : json::array()) {
+    const std::string id = filter.is_object() && filter.contains("id") && filter["id"].is_string()
+                               ? filter["id"].get<std::string>()
+                               : "";
+    if (id == "vlen-utf8" || id == "vlen-bytes") {
+      if (object_codec || !bytes_codecs.empty()) {
+        return InvalidArgument("filters: " + filter.dump() + " must be the first object codec " +
+                               "and come before any bytes->bytes filter");
+      }
+      ZARRD_ASSIGN_OR_RETURN(object_codec, MakeCodec<ArrayToBytesCodec>(id, filter, current));
+      continue;
+    }
     ZARRD_ASSIGN_OR_RETURN(AnyCodec codec, CodecRegistry::Builtin().MakeV2Filter(filter, current));
     if (auto* a2a = std::get_if<std::unique_ptr<ArrayToArrayCodec>>(&codec)) {
-      if (!bytes_codecs.empty()) {
+      if (!bytes_codecs.empty() || object_codec) {
         return InvalidArgument("filters: " + filter.dump() + " (array->array) follows " +
-                               bytes_codecs.back()->ToJson().value("name", "") +
-                               " (bytes->bytes), an order zarrd does not read");
+                               (object_codec ? object_codec->ToJson().value("name", "")
+                                             : bytes_codecs.back()->ToJson().value("name", "")) +
+                               " (a bytes filter), an order zarrd does not read");
       }
       current = (*a2a)->EncodedSpec(current);
       array_codecs.push_back(std::move(*a2a));
@@ -138,12 +159,24 @@ Status ArrayMetadata::Finalize() {
       return InvalidArgument("filters: " + filter.dump() + " is not a filter");
     }
   }
-  json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
-  ZARRD_ASSIGN_OR_RETURN(auto bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, current));
+  if (IsStringType(current.dtype) && current.string_width == 0 && !object_codec) {
+    return InvalidArgument(
+        "filters: a \"|O\" array needs the object codec vlen-utf8 or vlen-bytes in its filters "
+        "(zarrd reads no other object codec: pickle, json, msgpack2, vlen-array)");
+  }
+  std::unique_ptr<ArrayToBytesCodec> bytes = std::move(object_codec);
+  if (!bytes) {
+    json endian = {{"endian", v2_endian == Endian::kBig ? "big" : "little"}};
+    ZARRD_ASSIGN_OR_RETURN(bytes, MakeCodec<ArrayToBytesCodec>("bytes", endian, current));
+  }
   if (!v2_compressor.is_null()) {
-    // numcodecs' shuffle hands the compressor bytes (blosc's typesize 1).
-    const DataType compressed = bytes_codecs.empty() ? current.dtype : DataType::kUint8;
-    ZARRD_ASSIGN_OR_RETURN(auto compressor, MakeV2Compressor(v2_compressor, compressed));
+    // numcodecs' shuffle and the object codecs hand the compressor bytes (blosc's typesize 1);
+    // fixed-length strings are items of their numpy size.
+    const bool items =
+        bytes_codecs.empty() && (!IsStringType(current.dtype) || current.string_width);
+    const DataType compressed = items ? current.dtype : DataType::kUint8;
+    ZARRD_ASSIGN_OR_RETURN(auto compressor,
+                           MakeV2Compressor(v2_compressor, compressed, current.string_width));
     bytes_codecs.push_back(std::move(compressor));
   }
   codec_chain = std::make_shared<const CodecChain>(std::move(array_codecs), std::move(bytes),

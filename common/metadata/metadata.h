@@ -27,6 +27,9 @@ struct ArrayMetadata {
   std::vector<int64_t> chunk_shape;
   DataType dtype = DataType::kFloat64;
   TimeUnit time_unit;  // datetime64/timedelta64 only
+  // String types in v2: the length of "|S<n>" (bytes) and "<U<n>" (code points) elements; 0 for
+  // variable-length strings ("|O", v3 "string" and "bytes").
+  size_t string_width = 0;
   FillValue fill_value;
   ChunkKeyEncoding key_encoding;
   // v3: the "codecs" list as written. v2: built from order, filters, dtype endianness and
@@ -45,9 +48,14 @@ struct ArrayMetadata {
   std::shared_ptr<const CodecChain> codec_chain;
 
   size_t rank() const { return shape.size(); }
-  // The numpy typestr of values as results carry them (little-endian): "<f4", "<M8[10ms]".
-  std::string result_typestr() const { return V2Typestr(dtype, Endian::kLittle, time_unit); }
-  ChunkSpec chunk_spec() const { return ChunkSpec{dtype, chunk_shape, fill_value}; }
+  // The numpy typestr of values as results carry them (little-endian): "<f4", "<M8[10ms]",
+  // "|O" (variable-length strings), "|S5", "<U3".
+  std::string result_typestr() const {
+    return V2Typestr(dtype, Endian::kLittle, time_unit, string_width);
+  }
+  ChunkSpec chunk_spec() const {
+    return ChunkSpec{dtype, chunk_shape, fill_value, nullptr, string_width};
+  }
   // Chunks per dimension (the last may be partial).
   std::vector<int64_t> grid_shape() const;
   // The store key of a chunk, relative to the array's path.

@@ -134,8 +134,11 @@ TEST(MetadataV3, ExtensionsAndErrorsNameTheField) {
   bad["shape"] = {10, -1};
   expect_field(bad, "shape");
   bad = V3Array();
-  bad["data_type"] = "string";
+  bad["data_type"] = "int128";
   expect_field(bad, "data_type");
+  bad = V3Array();
+  bad["data_type"] = "string";  // with the bytes codec, not vlen-utf8
+  expect_field(bad, "vlen-utf8");
   bad = V3Array();
   bad["chunk_grid"]["name"] = "rectilinear";
   expect_field(bad, "chunk_grid");
@@ -241,6 +244,7 @@ TEST(MetadataV2, FillValuesAndErrors) {
   f["filters"] = json::parse(R"([{"id": "delta", "dtype": ">f8"}])");  // not the array's order
   EXPECT_NE(ParseV2ArrayMetadata(f, nullptr).status().message().find("byte order"),
             std::string::npos);
+  // categorize turns strings into integers: on a float array it is refused.
   f["filters"] = json::parse(R"([{"id": "categorize", "labels": ["a"], "dtype": "<U1"}])");
   EXPECT_NE(ParseV2ArrayMetadata(f, nullptr).status().message().find("categorize"),
             std::string::npos);
@@ -255,8 +259,33 @@ TEST(MetadataV2, FillValuesAndErrors) {
   c["compressor"] = json::parse(R"({"id": "lzma"})");
   EXPECT_NE(ParseV2ArrayMetadata(c, nullptr).status().message().find("lzma"), std::string::npos);
   json d = z;
-  d["dtype"] = "<U7";
+  d["dtype"] = "|U7";
   EXPECT_NE(ParseV2ArrayMetadata(d, nullptr).status().message().find("dtype"), std::string::npos);
+  // Strings as zarr 2.13 writes them: "|O" with its object codec first in filters (fill 0).
+  json s = z;
+  s["dtype"] = "|O";
+  s["fill_value"] = 0;
+  s["compressor"] = json::parse(R"({"id": "zstd", "level": 1})");
+  s["filters"] = json::parse(R"([{"id": "vlen-bytes"}])");
+  auto vlen = ParseV2ArrayMetadata(s, nullptr);
+  ASSERT_TRUE(vlen.ok()) << vlen.status().ToString();
+  EXPECT_EQ(vlen->dtype, DataType::kBytes);
+  EXPECT_EQ(vlen->result_typestr(), "|O");
+  EXPECT_EQ(ToV2Json(*vlen)["dtype"], "|O");
+  s["filters"] = nullptr;  // no object codec: zarr 2 would pickle or refuse
+  EXPECT_NE(ParseV2ArrayMetadata(s, nullptr).status().message().find("vlen-utf8"),
+            std::string::npos);
+  s["filters"] = json::parse(R"([{"id": "zstd"}, {"id": "vlen-utf8"}])");
+  EXPECT_EQ(ParseV2ArrayMetadata(s, nullptr).status().code(), StatusCode::kInvalidArgument);
+  s["dtype"] = "<U3";
+  s["fill_value"] = "ab";
+  s["filters"] = json::parse(R"([{"id": "categorize", "labels": ["ab"], "dtype": "<U3",
+                                  "astype": "|u1"}])");
+  auto categorized = ParseV2ArrayMetadata(s, nullptr);
+  ASSERT_TRUE(categorized.ok()) << categorized.status().ToString();
+  EXPECT_EQ(categorized->string_width, 3u);
+  EXPECT_EQ(ToV2Json(*categorized)["dtype"], "<U3");
+  EXPECT_EQ(ToV2Json(*categorized)["fill_value"], "ab");
   json o = z;
   o["order"] = "K";
   EXPECT_NE(ParseV2ArrayMetadata(o, nullptr).status().message().find("order"), std::string::npos);

@@ -51,6 +51,13 @@ Result<ArrayMetadata> ParseV2ArrayMetadata(const json& j, const json& zattrs) {
   m.dtype = dt.dtype;
   m.v2_endian = dt.endian;
   m.time_unit = dt.time_unit;
+  m.string_width = dt.string_width;
+  if (m.dtype == DataType::kString && m.string_width == 0 && j.contains("filters") &&
+      j["filters"].is_array()) {
+    for (const json& f : j["filters"]) {
+      if (f.is_object() && f.value("id", json()) == "vlen-bytes") m.dtype = DataType::kBytes;
+    }
+  }
   ZARRD_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(j["fill_value"], m.dtype, m.format));
   m.v2_fill_value_null = j["fill_value"].is_null();
   if (j["order"] != "C" && j["order"] != "F") {
@@ -83,7 +90,7 @@ json ToV2Json(const ArrayMetadata& m) {
   return {{"zarr_format", 2},
           {"shape", m.shape},
           {"chunks", m.chunk_shape},
-          {"dtype", V2Typestr(m.dtype, m.v2_endian, m.time_unit)},
+          {"dtype", V2Typestr(m.dtype, m.v2_endian, m.time_unit, m.string_width)},
           {"fill_value", fill},
           {"order", std::string(1, m.v2_order)},
           {"compressor", m.v2_compressor},

@@ -65,7 +65,7 @@ def test_errors_have_the_design_codes(stub):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "input holds 3 bytes" in msg
     assert code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="a", kind=pb.NODE_KIND_ARRAY,
                                                          metadata_json=json.dumps(V3)))[0] == grpc.StatusCode.ALREADY_EXISTS
-    bad = dict(V3, data_type="string")
+    bad = dict(V3, data_type="int128")
     code, msg = code_of(stub.CreateNode, pb.CreateNodeRequest(store="local", path="b", kind=pb.NODE_KIND_ARRAY,
                                                               metadata_json=json.dumps(bad)))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "data_type" in msg

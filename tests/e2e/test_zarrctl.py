@@ -79,7 +79,7 @@ def test_bad_requests_exit_1_with_the_code_and_write_nothing(server, tmp_path):
         (["get", "local:a", "10", "-o", tmp_path / "x.npy"], "OUT_OF_RANGE"),
         (["get", "local:a", "::0", "-o", tmp_path / "x.npy"], "INVALID_ARGUMENT"),
         (["create", "local:a", "--shape", "10"], "ALREADY_EXISTS"),
-        (["create", "local:b", "--shape", "10", "--dtype", "string"], "INVALID_ARGUMENT"),
+        (["create", "local:b", "--shape", "10", "--dtype", "int128"], "INVALID_ARGUMENT"),
         (["create", "ro:c", "--shape", "10"], "PERMISSION_DENIED"),
         (["rm", "local:nothing"], "NOT_FOUND"),
     ]

@@ -5,7 +5,7 @@ from collections.abc import MutableMapping
 import grpc
 import numpy as np
 
-from zarrd import config, device, errors, host_region
+from zarrd import config, device, errors, host_region, strings
 from zarrd.node import Node
 from zarrd.selection import (any_to_proto, block_to_proto, full_key, is_basic, mask_to_proto,
                              orthogonal_to_proto, to_proto, vectorized_to_proto)
@@ -244,6 +244,13 @@ class Array(Node):
     def fill_value(self):
         """The fill value as a NumPy scalar; None for a v2 array stored with "fill_value": null."""
         raw = self.metadata.get("fill_value")
+        if self.dtype.kind in "OSU":
+            if raw is None or not isinstance(raw, str):  # zarr 2 writes 0 for "|O"
+                return None if raw is None else ("" if self._info.data_type == "string" else b"")
+            if self._info.data_type == "bytes":
+                import base64
+                raw = base64.b64decode(raw)
+            return raw if self.dtype.kind == "O" else np.array(raw, self.dtype)[()]
         if self.dtype.kind in "mM" and raw is not None:
             return np.array(raw, self.dtype)[()] if isinstance(raw, str) else \
                 np.array(raw, "<i8").view(self.dtype)[()]
@@ -313,8 +320,12 @@ class Array(Node):
         if prototype != "host":
             raise ValueError(f'prototype must be "host" or "device", not {prototype!r}')
         request.prototype = pb.PROTOTYPE_HOST
+        if self.dtype.kind == "O":
+            return self._read_vlen(request, shape)
         nbytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize
-        if self._client.host_regions.wanted(nbytes):
+        if self.dtype.kind in "SU":  # the server refuses host regions for strings
+            pass
+        elif self._client.host_regions.wanted(nbytes):
             out = self._client.host_regions.read(request, shape, self.dtype.newbyteorder("<"))
             if out is not None:
                 return out
@@ -322,7 +333,8 @@ class Array(Node):
             return pb.GetItemRequest(store=self.store, path=self.path, prototype=pb.PROTOTYPE_HOST,
                                      selection=to_proto(key, self.shape)[0])
         regions = self._client.host_regions
-        if regions.enabled and nbytes > host_region.MAX_BYTES and is_basic(sel):
+        if regions.enabled and nbytes > host_region.MAX_BYTES and is_basic(sel) and \
+                self.dtype.kind not in "SU":
             bands = key_bands(full_key(selection, self.ndim), self.shape, self._grid_chunks,
                               self.dtype.itemsize, host_region.BAND_BYTES, host_region.MAX_BYTES)
             if bands:
@@ -337,6 +349,20 @@ class Array(Node):
             return read_one_stream(self._client, request, shape, self.dtype.newbyteorder("<"))
         return read_streamed(self._client, full_key(selection, self.ndim), self.shape,
                              self._grid_chunks, shape, self.dtype.newbyteorder("<"), request_for)
+
+    def _read_vlen(self, request, shape):
+        """A variable-length string result: its size is known once the server read it."""
+        count = int(np.prod(shape, dtype=np.int64))
+        data = None
+        if 4 * count <= self._client.info.max_unary_result_bytes:
+            try:
+                data = errors.call(self._client.stub.GetItem, request).data
+            except errors.ResourceExhaustedError as e:
+                if e.reason != "UNARY_RESULT_TOO_LARGE":
+                    raise
+        if data is None:
+            data = strings.read_stream(self._client, request)
+        return strings.decode(data, count, self._info.data_type == "string").reshape(shape)
 
     def get_orthogonal_selection(self, selection, prototype=None, out=None):
         """zarr's outer selection: per dimension an integer, a slice or a 1-d array of integers
@@ -403,8 +429,18 @@ class Array(Node):
             value = device.as_cupy(value).get()  # advanced selections are written from the host
         if device.is_device_array(value):
             return self._set_from_device(sel, shape, value)
-        data = np.ascontiguousarray(np.broadcast_to(np.asarray(value, self.dtype.newbyteorder("<")), shape))
-        raw = data.reshape(-1).view(np.uint8)
+        if self.dtype.kind == "O":
+            if value is None or isinstance(value, (str, bytes)):
+                values = np.empty((), object)
+                values[()] = value
+            else:
+                values = np.asarray(value, object)
+            flat = np.broadcast_to(values, shape).reshape(-1)
+            raw = np.frombuffer(strings.encode(flat, self._info.data_type == "string"), np.uint8)
+        else:
+            data = np.ascontiguousarray(
+                np.broadcast_to(np.asarray(value, self.dtype.newbyteorder("<")), shape))
+            raw = data.reshape(-1).view(np.uint8)
         # The server's stream_piece_bytes, as the C++ client: one message up to it, else pieces of it.
         piece = self._client.info.stream_piece_bytes or _PIECE
         if raw.nbytes <= piece:

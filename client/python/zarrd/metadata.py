@@ -1,8 +1,11 @@
 """Array metadata documents from zarr-python-like keywords."""
+import base64
 import copy
 import math
 
 import numpy as np
+
+from zarrd.strings import vlen_kind
 
 # The compressors by name, as zarr-python writes them by default: v3 zstd at level 0 without
 # checksum (zarr-python 3's default); v2 numcodecs' configurations, zstd at zarr-python 3's level
@@ -55,7 +58,61 @@ def json_fill_value(value, dtype):
         return bool(value)
     if dtype.kind in "mM":  # int64 counts of the unit; NaT is the smallest int64, as zarr writes it
         return int(np.array(value, dtype.newbyteorder("<")).view("<i8"))
+    if dtype.kind == "U":
+        return "" if isinstance(value, int) and value == 0 else str(value)
+    if dtype.kind == "S":  # base64, as zarr 2 writes it
+        return base64.b64encode(b"" if isinstance(value, int) and value == 0 else bytes(value)).decode()
     return int(value)
+
+
+def _vlen_metadata(kind, shape, chunks, fill_value, compressors, shards, dimension_names,
+                   attributes, zarr_format, order, filters):
+    """Variable-length strings as zarr-python writes them: v3 data_type "string" (or "bytes")
+    with the vlen-utf8 (vlen-bytes) codec, v2 "|O" with that object codec first in filters."""
+    codec = "vlen-utf8" if kind == "string" else "vlen-bytes"
+    shape = [int(s) for s in shape]
+    if chunks is None:
+        chunks = guess_chunks(shape, 16)
+    elif isinstance(chunks, int):
+        chunks = [chunks] * len(shape)
+    chunks = [int(c) for c in chunks]
+    if fill_value is None or (isinstance(fill_value, int) and fill_value == 0):
+        fill_value = ""
+    if kind == "bytes":
+        fill = base64.b64encode(fill_value.encode() if isinstance(fill_value, str) else bytes(fill_value)).decode()
+    else:
+        fill = fill_value.decode() if isinstance(fill_value, bytes) else str(fill_value)
+    attributes = dict(attributes or {})
+    if zarr_format == 2:
+        if shards is not None:
+            raise ValueError("zarr_format 2 has no shards")
+        comp = _compressors(compressors, _V2_COMPRESSOR, 1)
+        if len(comp) > 1:
+            raise ValueError("zarr_format 2 takes one compressor")
+        if dimension_names is not None:
+            attributes["_ARRAY_DIMENSIONS"] = list(dimension_names)
+        return {"zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": "|O",
+                "compressor": comp[0] if comp else None, "fill_value": fill, "order": order,
+                "filters": [{"id": codec}] + [_numcodecs_config(f) for f in filters or ()]}, attributes
+    if filters:
+        raise ValueError("filters: zarrd writes v3 string arrays without filters")
+    inner = [{"name": codec, "configuration": {}}] + _compressors(compressors, _V3_COMPRESSOR, 1)
+    if order == "F":
+        inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
+    codecs = inner
+    if shards is not None:
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunks, "codecs": inner,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "crc32c"}]}}]
+        chunks = [int(s) for s in shards]
+    meta = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": kind,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": fill, "codecs": codecs, "attributes": attributes}
+    if dimension_names is not None:
+        meta["dimension_names"] = list(dimension_names)
+    return meta, None
 
 
 def v3_data_type(dtype):
@@ -110,6 +167,13 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
     """Returns (metadata document, v2 attributes or None). `filters`: numcodecs filters (dicts
     such as {"id": "delta", "dtype": "<i4"}, or numcodecs codecs), applied in order before the
     compressors, as zarr-python's `filters`."""
+    vlen = vlen_kind(dtype)
+    if vlen is None and np.dtype(dtype).kind in "SU" and zarr_format == 3:
+        # zarrd writes no v3 fixed-length string type: as zarr-python 3.0, they are "string".
+        vlen = "string" if np.dtype(dtype).kind == "U" else "bytes"
+    if vlen is not None:
+        return _vlen_metadata(vlen, shape, chunks, fill_value, compressors, shards,
+                              dimension_names, attributes, zarr_format, order, filters)
     dtype = np.dtype(dtype)
     shape = [int(s) for s in shape]
     if chunks is None:
