@@ -59,14 +59,11 @@ ZARRD_HD inline uint32_t PredefinedCounts(Field f, int16_t* norm) {
   return f == Field::kOffset ? 5 : 6;
 }
 
-// Builds (or keeps, for the repeat mode) the table of one field from src; sets the bytes used.
+// Builds the table of one field in `mode` (0 predefined, 1 RLE, 2 compressed; the repeat mode is
+// the caller's) from src; sets its log and the bytes used. `norm` and `next`: 64 entries.
 ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint8_t* src,
-                                              uint64_t size, ZstdWorkspace* ws, ZstdTables* t,
-                                              uint64_t* used) {
-  FseEntry* table = f == Field::kLiteralLength ? t->ll : f == Field::kMatchLength ? t->ml : t->of;
-  uint32_t* log = f == Field::kLiteralLength ? &t->ll_log
-                  : f == Field::kMatchLength ? &t->ml_log
-                                             : &t->of_log;
+                                              uint64_t size, int16_t* norm, uint16_t* next,
+                                              FseEntry* table, uint32_t* log, uint64_t* used) {
   const uint32_t max_log = f == Field::kOffset ? kOffsetLogMax : kMatchLogMax;
   const uint32_t max_symbol = FieldMaxSymbol(f);
   uint32_t base[53];
@@ -75,8 +72,8 @@ ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint
   *used = 0;
   switch (mode) {
     case 0:
-      *log = PredefinedCounts(f, ws->norm);
-      BuildFseTable(ws->norm, max_symbol, *log, base, extra, table, ws->next);
+      *log = PredefinedCounts(f, norm);
+      BuildFseTable(norm, max_symbol, *log, base, extra, table, next);
       return DecodeError::kOk;
     case 1:
       if (size < 1) return DecodeError::kTruncated;
@@ -86,28 +83,22 @@ ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint
       *used = 1;
       return DecodeError::kOk;
     case 2: {
-      const DecodeError e = ReadFseCounts(src, size, max_symbol, max_log, ws->norm, log, used);
+      const DecodeError e = ReadFseCounts(src, size, max_symbol, max_log, norm, log, used);
       if (e != DecodeError::kOk) return DecodeError::kCorrupt;
-      BuildFseTable(ws->norm, max_symbol, *log, base, extra, table, ws->next);
+      BuildFseTable(norm, max_symbol, *log, base, extra, table, next);
       return DecodeError::kOk;
     }
     default:
-      return t->fse_valid ? DecodeError::kOk : DecodeError::kCorrupt;
+      return DecodeError::kCorrupt;
   }
 }
 
-// Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
-ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
-                                                ZstdWorkspace* ws, ZstdTables* t, uint64_t* count,
-                                                uint64_t* used) {
+// The sequence count at the start of a sequences section; sets the bytes it took.
+ZARRD_HD inline DecodeError ReadSequenceCount(const uint8_t* src, uint64_t size, uint64_t* count,
+                                              uint64_t* used) {
   if (size < 1) return DecodeError::kTruncated;
   uint64_t n = src[0];
   uint64_t pos = 1;
-  if (n == 0) {
-    *count = 0;
-    *used = 1;
-    return DecodeError::kOk;
-  }
   if (n == 255) {
     if (size < 3) return DecodeError::kTruncated;
     n = ReadLE16(src + 1) + 0x7F00;
@@ -117,14 +108,45 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
     n = ((n - 128) << 8) + src[1];
     pos = 2;
   }
+  *count = n;
+  *used = pos;
+  return DecodeError::kOk;
+}
+
+constexpr Field kFieldOrder[3] = {Field::kLiteralLength, Field::kOffset, Field::kMatchLength};
+constexpr uint32_t kModeShift[3] = {6, 4, 2};
+
+// Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
+ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
+                                                ZstdWorkspace* ws, ZstdTables* t, uint64_t* count,
+                                                uint64_t* used) {
+  uint64_t n = 0, pos = 0;
+  const DecodeError e = ReadSequenceCount(src, size, &n, &pos);
+  if (e != DecodeError::kOk) return e;
+  if (n == 0) {
+    *count = 0;
+    *used = 1;
+    return DecodeError::kOk;
+  }
   if (pos >= size) return DecodeError::kTruncated;
   const uint32_t modes = src[pos++];
-  const Field order[3] = {Field::kLiteralLength, Field::kOffset, Field::kMatchLength};
-  const uint32_t shift[3] = {6, 4, 2};
   for (int i = 0; i < 3; ++i) {
+    const Field f = kFieldOrder[i];
+    const uint32_t mode = (modes >> kModeShift[i]) & 3;
+    if (mode == 3) {
+      if (!t->fse_valid) return DecodeError::kCorrupt;
+      continue;
+    }
+    SequenceTables* fse = &t->fse;
+    FseEntry* table = f == Field::kLiteralLength ? fse->ll
+                      : f == Field::kMatchLength ? fse->ml
+                                                 : fse->of;
+    uint32_t* log = f == Field::kLiteralLength ? &fse->ll_log
+                    : f == Field::kMatchLength ? &fse->ml_log
+                                               : &fse->of_log;
     uint64_t table_used = 0;
-    const DecodeError e = ReadSequenceTable(order[i], (modes >> shift[i]) & 3, src + pos,
-                                            size - pos, ws, t, &table_used);
+    const DecodeError e = ReadSequenceTable(f, mode, src + pos, size - pos, ws->norm, ws->next,
+                                            table, log, &table_used);
     if (e != DecodeError::kOk) return e;
     pos += table_used;
   }
@@ -134,6 +156,26 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
   return DecodeError::kOk;
 }
 
+// The offset of a sequence from its offset value (RFC 8878 3.1.1.5): a new offset (value > 3) or
+// one of the repeat offsets `rep`, which it updates.
+ZARRD_HD inline uint32_t ResolveOffset(uint32_t offset_value, uint32_t literal_length,
+                                       uint32_t* rep) {
+  if (offset_value > 3) {
+    rep[2] = rep[1];
+    rep[1] = rep[0];
+    rep[0] = offset_value - 3;
+    return rep[0];
+  }
+  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);
+  if (index == 1) return rep[0];
+  uint32_t offset = index == 4 ? rep[0] - 1 : rep[index - 1];
+  if (offset == 0) offset = 1;  // as libzstd: a repeat of offset 0 means 1
+  if (index != 2) rep[2] = rep[1];
+  rep[1] = rep[0];
+  rep[0] = offset;
+  return offset;
+}
+
 // Lane 0's decoder of the sequence bit stream; the repeat offsets live in its registers while it
 // decodes a block (Init loads them, SaveRepeats stores them for the next block).
 struct SequenceReader {
@@ -141,44 +183,29 @@ struct SequenceReader {
   uint32_t ll = 0, of = 0, ml = 0;
   uint32_t rep[3] = {};
 
-  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const ZstdTables* t) {
+  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const SequenceTables* t) {
     if (!bits.Init(src, size)) return false;
     ll = bits.Read(t->ll_log);
     of = bits.Read(t->of_log);
     ml = bits.Read(t->ml_log);
-    for (int i = 0; i < 3; ++i) rep[i] = t->rep[i];
     return true;
+  }
+  ZARRD_HD void LoadRepeats(const ZstdTables* t) {
+    for (int i = 0; i < 3; ++i) rep[i] = t->rep[i];
   }
   ZARRD_HD void SaveRepeats(ZstdTables* t) const {
     for (int i = 0; i < 3; ++i) t->rep[i] = rep[i];
   }
 
-  // Sets the lengths and offset of s.
-  ZARRD_HD void Next(const ZstdTables* t, bool last, Sequence* s) {
+  // The next sequence's lengths and offset value (before repeat offsets are resolved).
+  ZARRD_HD void NextValues(const SequenceTables* t, bool last, uint32_t* literal_length,
+                           uint32_t* match_length, uint32_t* offset_value) {
     const FseEntry l = t->ll[ll], m = t->ml[ml], o = t->of[of];
     bits.Ensure(31);  // offset extra bits: at most 31
-    const uint32_t offset_value = o.base + bits.ReadLoaded(o.extra_bits);
+    *offset_value = o.base + bits.ReadLoaded(o.extra_bits);
     bits.Ensure(32);  // length extra bits: at most 16 each
-    s->match_length = m.base + bits.ReadLoaded(m.extra_bits);
-    s->literal_length = l.base + bits.ReadLoaded(l.extra_bits);
-    if (offset_value > 3) {
-      s->offset = offset_value - 3;
-      rep[2] = rep[1];
-      rep[1] = rep[0];
-      rep[0] = s->offset;
-    } else {
-      const uint32_t index = offset_value + (s->literal_length == 0 ? 1 : 0);
-      if (index == 1) {
-        s->offset = rep[0];
-      } else {
-        uint32_t offset = index == 4 ? rep[0] - 1 : rep[index - 1];
-        if (offset == 0) offset = 1;  // as libzstd: a repeat of offset 0 means 1
-        if (index != 2) rep[2] = rep[1];
-        rep[1] = rep[0];
-        rep[0] = offset;
-        s->offset = offset;
-      }
-    }
+    *match_length = m.base + bits.ReadLoaded(m.extra_bits);
+    *literal_length = l.base + bits.ReadLoaded(l.extra_bits);
     if (!last) {
       bits.Ensure(kLiteralsLogMax + kMatchLogMax + kOffsetLogMax);  // state bits: at most the logs
       ll = l.next_state + bits.ReadLoaded(l.nb_bits);
@@ -186,9 +213,16 @@ struct SequenceReader {
       of = o.next_state + bits.ReadLoaded(o.nb_bits);
     }
   }
+
+  // Sets the lengths and offset of s.
+  ZARRD_HD void Next(const SequenceTables* t, bool last, Sequence* s) {
+    uint32_t offset_value = 0;
+    NextValues(t, last, &s->literal_length, &s->match_length, &offset_value);
+    s->offset = ResolveOffset(offset_value, s->literal_length, rep);
+  }
 };
 
-// Lane 0: decodes the next n sequences into t->seq, checking each in order before placing it:
+// Lane 0: decodes the next n sequences into t->batch, checking each in order before placing it:
 // its literals within the lit_left literals left, its output within the out_left bytes of dst
 // left, its match within the `history` bytes of the frame before the batch and the batch's own
 // output. Sets the batch's literal and output lengths.
@@ -199,19 +233,19 @@ ZARRD_HD inline DecodeError DecodeSequenceBatch(SequenceReader* reader, ZstdTabl
   uint32_t lit = 0, out = 0, long_count = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Sequence s;
-    reader->Next(t, last_batch && i + 1 == n, &s);
+    reader->Next(&t->fse, last_batch && i + 1 == n, &s);
     if (s.literal_length > lit_left - lit) return DecodeError::kCorrupt;
     const uint32_t length = s.literal_length + s.match_length;
     if (length > out_left - out) return DecodeError::kOutputOverrun;
     if (s.offset > history + out + s.literal_length) return DecodeError::kCorrupt;
     s.lit = lit;
     s.out = out;
-    t->seq[i] = s;
-    if (length > kShortSequence) t->long_seq[long_count++] = uint8_t(i);
+    t->batch.seq[i] = s;
+    if (length > kShortSequence) t->batch.long_seq[long_count++] = uint8_t(i);
     lit += s.literal_length;
     out += length;
   }
-  t->long_count = long_count;
+  t->batch.long_count = long_count;
   *lit_length = lit;
   *out_length = out;
   return DecodeError::kOk;
@@ -232,7 +266,10 @@ ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals
   SequenceReader reader;
   if (count > 0) {
     bool ok = true;
-    if (lanes.Leader()) ok = reader.Init(src + used, size - used, t);
+    if (lanes.Leader()) {
+      ok = reader.Init(src + used, size - used, &t->fse);
+      reader.LoadRepeats(t);
+    }
     if (!lanes.Broadcast(uint64_t(ok))) return DecodeError::kCorrupt;
   }
   uint64_t op = *out;
@@ -247,9 +284,9 @@ ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals
     e = lanes.Broadcast(e);
     if (e != DecodeError::kOk) return e;
     const uint64_t lengths = lanes.Broadcast(uint64_t(lit_length) << 32 | out_length);
-    lanes.Sync();  // the batch in t->seq
-    ExecuteSequenceBatch(t, n, lit.data + lit_pos, dst + op, lanes);
-    lanes.Sync();  // the batch's output before the next batch reads it; t->seq free again
+    lanes.Sync();  // the batch in t->batch
+    ExecuteSequenceBatch(&t->batch, n, lit.data + lit_pos, dst + op, lanes);
+    lanes.Sync();  // the batch's output before the next batch reads it; t->batch free again
     lit_pos += lengths >> 32;
     op += uint32_t(lengths);
     done += n;

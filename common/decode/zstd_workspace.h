@@ -31,6 +31,15 @@ struct Sequence {
   uint32_t out;
 };
 
+// A batch of decoded sequences that the lanes execute at once (zstd_execute.h), and those of
+// its sequences longer than kShortSequence (indices into seq), which all lanes copy together
+// after each lane has copied its short ones.
+struct SequenceBatch {
+  Sequence seq[kSequenceBatch];
+  uint8_t long_seq[kSequenceBatch];
+  uint32_t long_count;
+};
+
 // The lanes running one decoder: on the GPU the 32 lanes of a warp (count 32), on the host one
 // (count 1). Serial steps run on lane 0 and their results reach the others through Broadcast or
 // the workspace after Sync; copies are split across all lanes.
@@ -61,22 +70,23 @@ struct Lanes {
   }
 };
 
+// The three FSE tables of the sequences.
+struct SequenceTables {
+  FseEntry ll[1 << kLiteralsLogMax];
+  FseEntry ml[1 << kMatchLogMax];
+  FseEntry of[1 << kOffsetLogMax];
+  uint32_t ll_log, ml_log, of_log;
+};
+
 // What every literal and sequence reads: the entropy tables, which persist across the blocks of
 // a frame for the repeat modes, the repeat offsets and a batch of decoded sequences. About 19 KiB.
 struct ZstdTables {
   HufEntry huf[1 << kHufMaxLog];
-  FseEntry ll[1 << kLiteralsLogMax];
-  FseEntry ml[1 << kMatchLogMax];
-  FseEntry of[1 << kOffsetLogMax];
+  SequenceTables fse;
   uint32_t huf_log;  // 0: no table yet in this frame (treeless literals are corrupt)
-  uint32_t ll_log, ml_log, of_log;
-  bool fse_valid;  // tables exist for the repeat mode
+  bool fse_valid;    // tables exist for the repeat mode
   uint32_t rep[3];
-  Sequence seq[kSequenceBatch];
-  // The batch's sequences longer than kShortSequence (indices into seq), which all lanes copy
-  // together after each lane has copied its short ones.
-  uint8_t long_seq[kSequenceBatch];
-  uint32_t long_count;
+  SequenceBatch batch;
 };
 
 }  // namespace zstd
