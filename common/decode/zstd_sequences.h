@@ -222,30 +222,40 @@ struct SequenceReader {
   }
 };
 
-// Lane 0: decodes the next n sequences into t->batch, checking each in order before placing it:
-// its literals within the lit_left literals left, its output within the out_left bytes of dst
-// left, its match within the `history` bytes of the frame before the batch and the batch's own
-// output. Sets the batch's literal and output lengths.
+// Checks sequence s, the i-th of batch b, before placing it there: its literals within the
+// lit_left literals left, its output within the out_left bytes of dst left, its match within the
+// `history` bytes of the frame before the batch and the batch's output before it (`out`), whose
+// literal and output lengths (`lit`, `out`) it then advances.
+ZARRD_HD inline DecodeError PlaceSequence(Sequence s, uint32_t i, uint64_t lit_left,
+                                          uint64_t out_left, uint64_t history, uint32_t* lit,
+                                          uint32_t* out, SequenceBatch* b) {
+  if (s.literal_length > lit_left - *lit) return DecodeError::kCorrupt;
+  const uint32_t length = s.literal_length + s.match_length;
+  if (length > out_left - *out) return DecodeError::kOutputOverrun;
+  if (s.offset > history + *out + s.literal_length) return DecodeError::kCorrupt;
+  s.lit = *lit;
+  s.out = *out;
+  b->seq[i] = s;
+  if (length > kShortSequence) b->long_seq[b->long_count++] = uint8_t(i);
+  *lit += s.literal_length;
+  *out += length;
+  return DecodeError::kOk;
+}
+
+// Lane 0: decodes the next n sequences into t->batch, each checked and placed (PlaceSequence).
+// Sets the batch's literal and output lengths.
 ZARRD_HD inline DecodeError DecodeSequenceBatch(SequenceReader* reader, ZstdTables* t, uint32_t n,
                                                 bool last_batch, uint64_t lit_left,
                                                 uint64_t out_left, uint64_t history,
                                                 uint32_t* lit_length, uint32_t* out_length) {
-  uint32_t lit = 0, out = 0, long_count = 0;
+  uint32_t lit = 0, out = 0;
+  t->batch.long_count = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Sequence s;
     reader->Next(&t->fse, last_batch && i + 1 == n, &s);
-    if (s.literal_length > lit_left - lit) return DecodeError::kCorrupt;
-    const uint32_t length = s.literal_length + s.match_length;
-    if (length > out_left - out) return DecodeError::kOutputOverrun;
-    if (s.offset > history + out + s.literal_length) return DecodeError::kCorrupt;
-    s.lit = lit;
-    s.out = out;
-    t->batch.seq[i] = s;
-    if (length > kShortSequence) t->batch.long_seq[long_count++] = uint8_t(i);
-    lit += s.literal_length;
-    out += length;
+    const DecodeError e = PlaceSequence(s, i, lit_left, out_left, history, &lit, &out, &t->batch);
+    if (e != DecodeError::kOk) return e;
   }
-  t->batch.long_count = long_count;
   *lit_length = lit;
   *out_length = out;
   return DecodeError::kOk;
