@@ -47,7 +47,7 @@ ZARRD_HD inline DecodeError DecodeRawSequences(const uint8_t* src, SplitBlock* b
   for (int i = 0; i < 3; ++i) {
     const TableSource& s = *sources[i];
     uint64_t used = 0;
-    const DecodeError e = ReadSequenceTable(kFieldOrder[i], s.mode, src + s.at, s.size, t->norm,
+    const DecodeError e = ReadSequenceTable(FieldAt(i), s.mode, src + s.at, s.size, t->norm,
                                             t->next, tables[i], logs[i], &used);
     if (e != DecodeError::kOk) return DecodeError::kCorrupt;
   }

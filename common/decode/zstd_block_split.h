@@ -135,7 +135,7 @@ ZARRD_HD inline DecodeError SplitCompressed(const uint8_t* src, SplitBlock* b, F
   const uint32_t modes = block[pos++];
   TableSource* out[3] = {&b->ll, &b->of, &b->ml};
   for (int i = 0; i < 3; ++i) {
-    const uint32_t mode = (modes >> kModeShift[i]) & 3;
+    const uint32_t mode = (modes >> ModeShift(i)) & 3;
     TableSource& t = ft->field[i];
     if (mode == 3) {
       if (!ft->fse_valid) return DecodeError::kCorrupt;
@@ -145,13 +145,13 @@ ZARRD_HD inline DecodeError SplitCompressed(const uint8_t* src, SplitBlock* b, F
     t = TableSource{b->src + pos, 0, mode};
     if (mode == 1) {
       if (pos >= size) return DecodeError::kTruncated;
-      if (block[pos] > FieldMaxSymbol(kFieldOrder[i])) return DecodeError::kCorrupt;
+      if (block[pos] > FieldMaxSymbol(FieldAt(i))) return DecodeError::kCorrupt;
       t.size = 1;
     } else if (mode == 2) {
       int16_t norm[64];
       uint32_t log = 0;
       uint64_t n = 0;
-      const Field f = kFieldOrder[i];
+      const Field f = FieldAt(i);
       e = ReadFseCounts(block + pos, size - pos, FieldMaxSymbol(f),
                         f == Field::kOffset ? kOffsetLogMax : kMatchLogMax, norm, &log, &n);
       if (e != DecodeError::kOk) return DecodeError::kCorrupt;

@@ -113,8 +113,12 @@ ZARRD_HD inline DecodeError ReadSequenceCount(const uint8_t* src, uint64_t size,
   return DecodeError::kOk;
 }
 
-constexpr Field kFieldOrder[3] = {Field::kLiteralLength, Field::kOffset, Field::kMatchLength};
-constexpr uint32_t kModeShift[3] = {6, 4, 2};
+// The fields in the order of their modes and tables in the section header, and where each
+// field's mode is in the modes byte.
+ZARRD_HD inline Field FieldAt(int i) {
+  return i == 0 ? Field::kLiteralLength : i == 1 ? Field::kOffset : Field::kMatchLength;
+}
+ZARRD_HD inline uint32_t ModeShift(int i) { return 6 - 2 * uint32_t(i); }
 
 // Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
 ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
@@ -131,8 +135,8 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
   if (pos >= size) return DecodeError::kTruncated;
   const uint32_t modes = src[pos++];
   for (int i = 0; i < 3; ++i) {
-    const Field f = kFieldOrder[i];
-    const uint32_t mode = (modes >> kModeShift[i]) & 3;
+    const Field f = FieldAt(i);
+    const uint32_t mode = (modes >> ModeShift(i)) & 3;
     if (mode == 3) {
       if (!t->fse_valid) return DecodeError::kCorrupt;
       continue;
