@@ -22,15 +22,16 @@
 //
 // Workspace: ZstdWorkspace (kZstdWorkspaceSize, about 170 KiB) holds the tables, repeat offsets,
 // a batch of sequences, scratch and a 128 KiB literal buffer; no allocation, no exceptions. The
-// caller gives one per concurrent decoder. The GPU kernel passes the tables and the batch
-// (ZstdTables, about 19 KiB) separately, in shared memory.
+// caller gives one per concurrent decoder; the tables (ZstdTables) may be passed apart.
 //
 // Parallel split (zstd::Lanes, or any type with its members): every lane parses headers itself;
 // lane 0 reads entropy tables, Huffman single streams and the sequence bit stream (a batch of
 // kSequenceBatch sequences at a time, placed and checked as it decodes them); lanes 0-3 decode
 // the four Huffman streams; all lanes copy raw and RLE blocks and literals, and execute each
 // batch at once, lane i the short sequences i, i + count, ... and all lanes the long ones
-// (zstd_execute.h). The host runs it as one lane.
+// (zstd_execute.h). The host runs it as one lane. The GPU kernels decode with the block-parallel
+// core instead (zstd_blocks.h: the blocks of a frame entropy-decoded at once), which shares this
+// decoder's parts (literals, sequences, tables, batch execution).
 #pragma once
 
 #include <cstdint>
