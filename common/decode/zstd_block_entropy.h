@@ -2,9 +2,11 @@
 // compressed block, independent of every other block. Its tables are built from the
 // descriptions the split recorded (its own, or an earlier block's for treeless literals and the
 // repeat mode); its literals are decoded into its place in the task's region (raw literals stay
-// in the input) and its sequences into an array of RawSequence there, their offsets unresolved
-// (repeat offsets depend on the blocks before). The Huffman table and the FSE tables are used
-// one after the other, so they share BlockTables (shared memory on the GPU, about 10 KiB).
+// in the input) and its sequences into an array of RawSequence there, with their offsets
+// resolved as far as the block knows them: a repeat offset from before the block is kept as
+// "the j-th repeat offset the block started with, less k" (SymbolicOffset). The Huffman table and
+// the FSE tables are used one after the other, so they share BlockTables (shared memory on the GPU,
+// about 10 KiB).
 #pragma once
 
 #include <cstdint>
@@ -56,16 +58,22 @@ ZARRD_HD inline DecodeError DecodeRawSequences(const uint8_t* src, SplitBlock* b
     return DecodeError::kCorrupt;
   }
   uint64_t literals = 0, output = 0;
+  uint32_t rep[3] = {0, 0, 0}, tag[3] = {1, 2, 3};  // the repeat offsets the block starts with
   const uint32_t n = b->seq_count;
   for (uint32_t i = 0; i < n; ++i) {
-    RawSequence r;
-    reader.NextValues(&t->fse, i + 1 == n, &r.literal_length, &r.match_length, &r.offset_value);
-    literals += r.literal_length;
+    uint32_t literal_length, match_length, offset_value, offset, offset_tag;
+    reader.NextValues(&t->fse, i + 1 == n, &literal_length, &match_length, &offset_value);
+    SymbolicOffset(offset_value, literal_length, rep, tag, &offset, &offset_tag);
+    literals += literal_length;
     if (literals > b->lit_count) return DecodeError::kCorrupt;
-    output += uint64_t(r.literal_length) + r.match_length;
-    out[i] = r;
+    output += uint64_t(literal_length) + match_length;
+    out[i] = RawSequence{literal_length | offset_tag << kTagShift, match_length, offset};
   }
   if (reader.bits.BitsLeft() != 0) return DecodeError::kCorrupt;
+  for (int i = 0; i < 3; ++i) {
+    b->rep[i] = rep[i];
+    b->rep_tag[i] = tag[i];
+  }
   b->out_size = output + (b->lit_count - literals);
   return DecodeError::kOk;
 }
@@ -96,7 +104,13 @@ ZARRD_HD DecodeError DecodeBlockEntropyOf(const uint8_t* src, SplitBlock* b, uin
   }
   lanes.Sync();  // the Huffman table is read no more
   if (b->seq_count == 0) {
-    b->out_size = b->lit_count;
+    if (lanes.Leader()) {
+      b->out_size = b->lit_count;
+      for (uint32_t i = 0; i < 3; ++i) {
+        b->rep[i] = 0;
+        b->rep_tag[i] = i + 1;
+      }
+    }
     return DecodeError::kOk;
   }
   DecodeError e = DecodeError::kOk;

@@ -1,11 +1,12 @@
 // Step 3 of the block-parallel zstd decoder (zstd_blocks.h): the execution of a task's blocks in
-// order, after every block's entropy decoding. Per batch of kSequenceBatch sequences the lanes
-// load the raw sequences, lane 0 resolves their repeat offsets (which run on across the blocks of
-// a frame), checks and places them (PlaceSequence), and the lanes execute the batch at once
-// (zstd_execute.h); raw and RLE blocks and the literals after the last sequence are copied by
-// all lanes; a frame's content size and checksum are checked after its last block. The first
-// error in the order of the input is the task's: a block's entropy error when execution reaches
-// that block, and the split's error after the blocks it split.
+// order, after every block's entropy decoding. The repeat offsets each block starts with are
+// known here (those after the block before, in all lanes), so each lane resolves its sequences'
+// offsets itself; per batch of kSequenceBatch sequences the lanes place and check theirs at once
+// (prefix sums of the lengths across the lanes) and execute the batch (zstd_execute.h); raw and RLE
+// blocks and the literals after the last sequence are copied by all lanes; a frame's content size
+// and checksum are checked after its last block. The first error in the order of the input is the
+// task's: a block's entropy error when execution reaches that block, and the split's error after
+// the blocks it split.
 #pragma once
 
 #include <cstdint>
@@ -18,27 +19,61 @@
 
 namespace zarrd::decode::zstd {
 
-// Lane 0: resolves the offsets of the raw sequences in b->seq[0..n) (offset holding the offset
-// value) with the repeat offsets `rep`, then checks and places each. Sets the batch's literal and
-// output lengths.
-ZARRD_HD inline DecodeError ResolveSequenceBatch(SequenceBatch* b, uint32_t n, uint32_t* rep,
-                                                 uint64_t lit_left, uint64_t out_left,
-                                                 uint64_t history, uint32_t* lit_length,
-                                                 uint32_t* out_length) {
-  uint32_t lit = 0, out = 0;
-  b->long_count = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Sequence s = b->seq[i];
-    s.offset = ResolveOffset(s.offset, s.literal_length, rep);
-    const DecodeError e = PlaceSequence(s, i, lit_left, out_left, history, &lit, &out, b);
-    if (e != DecodeError::kOk) return e;
+// Places raw[0..n) (n <= kSequenceBatch) in `batch`, their offsets resolved with the repeat
+// offsets `start` the block began with, each checked as PlaceSequence checks it; the first
+// failing sequence's error is the batch's. The lanes take lanes.count sequences at a time, their
+// positions by prefix sums across the lanes. Sets the batch's literal and output lengths.
+template <class L>
+ZARRD_HD DecodeError PlaceBatch(const RawSequence* raw, uint32_t n, const uint32_t* start,
+                                uint64_t lit_left, uint64_t out_left, uint64_t history,
+                                SequenceBatch* batch, uint32_t* lit_length, uint32_t* out_length,
+                                const L& lanes) {
+  uint32_t lit = 0, out = 0, long_count = 0;
+  for (uint32_t first = 0; first < n; first += lanes.count) {
+    const uint32_t i = first + lanes.lane;
+    Sequence s{0, 0, 0, 0, 0};
+    if (i < n) {
+      const RawSequence r = raw[i];
+      s.literal_length = r.tag_literal_length & ((1u << kTagShift) - 1);
+      s.match_length = r.match_length;
+      s.offset = Concrete(r.offset, r.tag_literal_length >> kTagShift, start);
+    }
+    const uint32_t length = s.literal_length + s.match_length;
+    const uint32_t lit_end = lit + lanes.ScanAdd(s.literal_length);
+    const uint32_t out_end = out + lanes.ScanAdd(length);
+    s.lit = lit_end - s.literal_length;
+    s.out = out_end - length;
+    DecodeError e = DecodeError::kOk;
+    if (i < n) {
+      if (lit_end > lit_left) {
+        e = DecodeError::kCorrupt;
+      } else if (out_end > out_left) {
+        e = DecodeError::kOutputOverrun;
+      } else if (s.offset > history + s.out + s.literal_length) {
+        e = DecodeError::kCorrupt;
+      }
+    }
+    const uint32_t failed = lanes.Ballot(e != DecodeError::kOk);
+    if (failed != 0) return DecodeError(lanes.Shuffle(uint64_t(e), LowBit32(failed)));
+    if (i < n) batch->seq[i] = s;
+    const bool long_one = i < n && length > kShortSequence;
+    const uint32_t longs = lanes.Ballot(long_one);
+    if (long_one) {
+      batch->long_seq[long_count + PopCount32(longs & ((1u << lanes.lane) - 1))] = uint8_t(i);
+    }
+    long_count += PopCount32(longs);
+    const uint32_t last = lanes.count - 1;
+    lit = uint32_t(lanes.Shuffle(lit_end, last));
+    out = uint32_t(lanes.Shuffle(out_end, last));
   }
+  if (lanes.Leader()) batch->long_count = long_count;
   *lit_length = lit;
   *out_length = out;
   return DecodeError::kOk;
 }
 
-// Executes compressed block b at dst[*op..); matches may reach back to dst[frame_start].
+// Executes compressed block b at dst[*op..); matches may reach back to dst[frame_start]. `rep`:
+// the repeat offsets before the block, then after it.
 template <class L>
 ZARRD_HD DecodeError ExecuteCompressed(const uint8_t* src, const SplitBlock& b,
                                        const uint8_t* region, uint8_t* dst, uint64_t dst_size,
@@ -50,31 +85,26 @@ ZARRD_HD DecodeError ExecuteCompressed(const uint8_t* src, const SplitBlock& b,
   uint64_t lit_pos = 0;
   for (uint32_t done = 0; done < b.seq_count;) {
     const uint32_t n = b.seq_count - done < kSequenceBatch ? b.seq_count - done : kSequenceBatch;
-    for (uint32_t k = lanes.lane; k < n; k += lanes.count) {
-      const RawSequence r = raw[done + k];
-      batch->seq[k] = Sequence{r.literal_length, r.match_length, r.offset_value, 0, 0};
-    }
-    lanes.Sync();
-    DecodeError e = DecodeError::kOk;
     uint32_t lit_length = 0, out_length = 0;
-    if (lanes.Leader()) {
-      e = ResolveSequenceBatch(batch, n, rep, b.lit_count - lit_pos, dst_size - out,
-                               out - frame_start, &lit_length, &out_length);
-    }
-    e = lanes.Broadcast(e);
+    const DecodeError e = PlaceBatch(raw + done, n, rep, b.lit_count - lit_pos, dst_size - out,
+                                     out - frame_start, batch, &lit_length, &out_length, lanes);
     if (e != DecodeError::kOk) return e;
-    const uint64_t lengths = lanes.Broadcast(uint64_t(lit_length) << 32 | out_length);
     lanes.Sync();  // the batch placed
     ExecuteSequenceBatch(batch, n, lit + lit_pos, dst + out, lanes);
     lanes.Sync();  // the batch's output before the next batch reads it; the batch free again
-    lit_pos += lengths >> 32;
-    out += uint32_t(lengths);
+    lit_pos += lit_length;
+    out += out_length;
     done += n;
   }
   const uint64_t rest = b.lit_count - lit_pos;
   if (rest > dst_size - out) return DecodeError::kOutputOverrun;
   CopyBytes(dst + out, lit + lit_pos, rest, lanes);
   *op = out + rest;
+  uint32_t after[3];
+  ZARRD_UNROLL
+  for (int i = 0; i < 3; ++i) after[i] = Concrete(b.rep[i], b.rep_tag[i], rep);
+  ZARRD_UNROLL
+  for (int i = 0; i < 3; ++i) rep[i] = after[i];
   return DecodeError::kOk;
 }
 

@@ -35,12 +35,15 @@ struct TableSource {
   uint32_t mode;
 };
 
-// A decoded sequence before its offset is resolved: lengths and the offset value of RFC 8878.
+// A decoded sequence before its offset is resolved: its lengths and its offset as SymbolicOffset
+// (zstd_sequences.h) gives it, the offset's tag in the top bits of tag_literal_length (literal
+// lengths take 17 bits).
 struct RawSequence {
-  uint32_t literal_length;
+  uint32_t tag_literal_length;
   uint32_t match_length;
-  uint32_t offset_value;
+  uint32_t offset;
 };
+constexpr uint32_t kTagShift = 30;
 
 struct SplitBlock {
   uint64_t src;      // the block's content in the task's input (after its 3-byte header)
@@ -61,9 +64,12 @@ struct SplitBlock {
   uint64_t seq_place;  // of the sequences in the task's region
   uint64_t content_size;
   uint32_t checksum;
-  // Set by the entropy step: the block's output bytes and whether its decoding failed.
+  // Set by the entropy step: the block's output bytes, whether its decoding failed, and the
+  // repeat offsets after it as SymbolicOffset leaves them.
   uint64_t out_size;
   DecodeError error;
+  uint32_t rep[3];
+  uint32_t rep_tag[3];
 };
 
 // One task's share of the scratch memory and the split's result.

@@ -26,6 +26,7 @@ struct Warp {
   explicit Warp(uint32_t n) : barrier(n) {}
   std::barrier<> barrier;
   uint64_t slot = 0;
+  uint64_t values[64] = {};
   std::atomic<bool> any{false};
 };
 
@@ -52,6 +53,26 @@ struct ThreadLanes {
     if (b) warp->any = true;
     Sync();
     return warp->any;
+  }
+  // Every lane's v, once all lanes have given theirs.
+  const uint64_t* Gather(uint64_t v) const {
+    Sync();  // the previous gather's readers are done
+    warp->values[lane] = v;
+    Sync();
+    return warp->values;
+  }
+  uint64_t Shuffle(uint64_t v, uint32_t from) const { return Gather(v)[from]; }
+  uint32_t ScanAdd(uint32_t v) const {
+    const uint64_t* all = Gather(v);
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i <= lane; ++i) sum += uint32_t(all[i]);
+    return sum;
+  }
+  uint32_t Ballot(bool b) const {
+    const uint64_t* all = Gather(b);
+    uint32_t bits = 0;
+    for (uint32_t i = 0; i < count; ++i) bits |= uint32_t(all[i]) << i;
+    return bits;
   }
 };
 

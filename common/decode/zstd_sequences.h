@@ -161,23 +161,54 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
 }
 
 // The offset of a sequence from its offset value (RFC 8878 3.1.1.5): a new offset (value > 3) or
-// one of the repeat offsets `rep`, which it updates.
+// one of the repeat offsets, which it updates. An offset is (value, tag): tag 0 means the offset
+// `value`; tag j + 1 means max(r[j] - value, 1) of the repeat offsets r a block started with, so
+// that a block's sequences resolve without the blocks before it (Concrete resolves them).
+ZARRD_HD inline void SymbolicOffset(uint32_t offset_value, uint32_t literal_length, uint32_t* rep,
+                                    uint32_t* tag, uint32_t* value, uint32_t* value_tag) {
+  uint32_t v, t;
+  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);
+  if (offset_value > 3) {
+    v = offset_value - 3;
+    t = 0;
+  } else if (index == 1) {
+    *value = rep[0];
+    *value_tag = tag[0];
+    return;
+  } else if (index == 4) {
+    // as libzstd: a repeat of offset 0 means 1
+    v = tag[0] == 0 ? (rep[0] > 1 ? rep[0] - 1 : 1) : rep[0] + 1;
+    t = tag[0];
+  } else {
+    v = rep[index - 1];
+    t = tag[index - 1];
+  }
+  if (index != 2) {
+    rep[2] = rep[1];
+    tag[2] = tag[1];
+  }
+  rep[1] = rep[0];
+  tag[1] = tag[0];
+  rep[0] = v;
+  tag[0] = t;
+  *value = v;
+  *value_tag = t;
+}
+
+// The offset (value, tag) of a block that started with the repeat offsets `start`.
+ZARRD_HD inline uint32_t Concrete(uint32_t value, uint32_t tag, const uint32_t* start) {
+  if (tag == 0) return value;
+  const uint32_t r = tag == 1 ? start[0] : tag == 2 ? start[1] : start[2];  // kept in registers
+  return r > value + 1 ? r - value : 1;
+}
+
+// SymbolicOffset with every repeat offset known.
 ZARRD_HD inline uint32_t ResolveOffset(uint32_t offset_value, uint32_t literal_length,
                                        uint32_t* rep) {
-  if (offset_value > 3) {
-    rep[2] = rep[1];
-    rep[1] = rep[0];
-    rep[0] = offset_value - 3;
-    return rep[0];
-  }
-  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);
-  if (index == 1) return rep[0];
-  uint32_t offset = index == 4 ? rep[0] - 1 : rep[index - 1];
-  if (offset == 0) offset = 1;  // as libzstd: a repeat of offset 0 means 1
-  if (index != 2) rep[2] = rep[1];
-  rep[1] = rep[0];
-  rep[0] = offset;
-  return offset;
+  uint32_t tag[3] = {0, 0, 0};
+  uint32_t value = 0, value_tag = 0;
+  SymbolicOffset(offset_value, literal_length, rep, tag, &value, &value_tag);
+  return value;
 }
 
 // Lane 0's decoder of the sequence bit stream; the repeat offsets live in its registers while it

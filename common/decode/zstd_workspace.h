@@ -41,8 +41,9 @@ struct SequenceBatch {
 };
 
 // The lanes running one decoder: on the GPU the 32 lanes of a warp (count 32), on the host one
-// (count 1). Serial steps run on lane 0 and their results reach the others through Broadcast or
-// the workspace after Sync; copies are split across all lanes.
+// (count 1; the tests give other counts with lanes of their own). Serial steps run on lane 0 and
+// their results reach the others through Broadcast or the workspace after Sync; copies are split
+// across all lanes.
 struct Lanes {
   uint32_t lane = 0;
   uint32_t count = 1;
@@ -67,6 +68,32 @@ struct Lanes {
     if (count > 1) return __any_sync(0xffffffffu, b);
 #endif
     return b;
+  }
+  // Lane `from`'s v, in every lane.
+  ZARRD_HD uint64_t Shuffle(uint64_t v, uint32_t from) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) return __shfl_sync(0xffffffffu, static_cast<unsigned long long>(v), from);
+#endif
+    return v;
+  }
+  // The sum of v over lanes 0..lane.
+  ZARRD_HD uint32_t ScanAdd(uint32_t v) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) {
+      for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t below = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += below;
+      }
+    }
+#endif
+    return v;
+  }
+  // Bit i set when lane i's b is.
+  ZARRD_HD uint32_t Ballot(bool b) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) return __ballot_sync(0xffffffffu, b);
+#endif
+    return b ? 1u : 0u;
   }
 };
 
