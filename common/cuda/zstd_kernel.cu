@@ -24,7 +24,9 @@ constexpr int kSplitThreads = 64;
 constexpr int kEntropyWarps = 2;
 constexpr int kExecuteWarps = 4;
 
-__host__ __device__ constexpr uint64_t Align(uint64_t n, uint64_t to = 256) { return (n + to - 1) / to * to; }
+__host__ __device__ constexpr uint64_t Align(uint64_t n, uint64_t to = 256) {
+  return (n + to - 1) / to * to;
+}
 
 // A block of the batch whose entropy the entropy kernel decodes: task and block index.
 struct WorkItem {
@@ -173,6 +175,9 @@ __global__ void __launch_bounds__(32 * kExecuteWarps)
 
 int EntropyWarps() {
   int device = 0, sms = 0, per_sm = 0;
+  // As much shared memory as the SM holds: it bounds the entropy kernel's warps an SM.
+  (void)cudaFuncSetAttribute(ZstdEntropyKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ZstdEntropyKernel, 32 * kEntropyWarps,

@@ -8,7 +8,7 @@
 //   execute  a warp a task: its blocks in order (zstd_block_execute.h), a SequenceBatch in
 //            shared memory.
 // So the blocks of all frames are entropy-decoded at once, and a frame's serial part is its
-// offset resolution and execution.
+// execution, 32 sequences at a time.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -7,11 +7,13 @@
 //      tables come from (its own or an earlier block's), and its literals and sequences get
 //      places in the task's region.
 //   2. entropy (zstd_block_entropy.h), per compressed block, independent of the others: tables,
-//      literals and sequences (lengths and offset values, repeat offsets unresolved) into the
-//      block's places.
-//   3. execute (zstd_block_execute.h), per task: the blocks in order, repeat offsets resolved
-//      across them, every sequence checked and placed, batches executed by the lanes; then the
-//      frames' content size and checksum checks.
+//      literals and sequences into the block's places, offsets that repeat those of earlier
+//      blocks kept symbolic (SymbolicOffset).
+//   3. execute (zstd_block_execute.h), per task: the blocks in order, each starting with the
+//      repeat offsets the one before left; a lane a sequence makes its offset concrete, prefix
+//      sums across the lanes place and check a batch, the lanes execute it; then the frames'
+//      content size and checksum checks. No step is serial per sequence but the entropy step's
+//      bit stream.
 //
 // Errors: the first in the order of the input (a block's entropy error counts when execution
 // reaches the block). The split's lower bound of the output (literals and 3 bytes a sequence)
