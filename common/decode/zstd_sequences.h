@@ -179,9 +179,9 @@ ZARRD_HD inline void SymbolicOffset(uint32_t offset_value, uint32_t literal_leng
     // as libzstd: a repeat of offset 0 means 1
     v = tag[0] == 0 ? (rep[0] > 1 ? rep[0] - 1 : 1) : rep[0] + 1;
     t = tag[0];
-  } else {
-    v = rep[index - 1];
-    t = tag[index - 1];
+  } else {  // index 2 or 3, chosen without indexing so that rep and tag stay in registers
+    v = index == 2 ? rep[1] : rep[2];
+    t = index == 2 ? tag[1] : tag[2];
   }
   if (index != 2) {
     rep[2] = rep[1];
