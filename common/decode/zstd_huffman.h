@@ -43,17 +43,17 @@ ZARRD_HD inline DecodeError ReadFseWeights(const uint8_t* src, uint64_t size, Hu
   uint32_t n = 0;
   for (;;) {
     if (n > 253) return DecodeError::kCorrupt;
-    s->weights[n++] = uint8_t(s->fse[state1].base);
-    state1 = s->fse[state1].next_state + bits.Read(s->fse[state1].nb_bits);
+    s->weights[n++] = uint8_t(s->fse[state1].base());
+    state1 = s->fse[state1].next_state() + bits.Read(s->fse[state1].nb_bits());
     if (bits.BitsLeft() < 0) {
-      s->weights[n++] = uint8_t(s->fse[state2].base);
+      s->weights[n++] = uint8_t(s->fse[state2].base());
       break;
     }
     if (n > 253) return DecodeError::kCorrupt;
-    s->weights[n++] = uint8_t(s->fse[state2].base);
-    state2 = s->fse[state2].next_state + bits.Read(s->fse[state2].nb_bits);
+    s->weights[n++] = uint8_t(s->fse[state2].base());
+    state2 = s->fse[state2].next_state() + bits.Read(s->fse[state2].nb_bits());
     if (bits.BitsLeft() < 0) {
-      s->weights[n++] = uint8_t(s->fse[state1].base);
+      s->weights[n++] = uint8_t(s->fse[state1].base());
       break;
     }
   }

@@ -18,7 +18,10 @@ namespace zarrd::decode::zstd {
 
 enum class Field { kLiteralLength, kOffset, kMatchLength };
 
-// Baseline and extra bits of each code of a field (RFC 8878 3.1.1.3.2.1.1).
+constexpr uint32_t kMinMatch = 3;
+
+// Baseline and extra bits of each code of a field (RFC 8878 3.1.1.3.2.1.1); match length
+// baselines less kMinMatch.
 ZARRD_HD inline uint32_t FieldMaxSymbol(Field f) {
   return f == Field::kLiteralLength ? 35 : f == Field::kMatchLength ? 52 : 31;
 }
@@ -39,7 +42,7 @@ ZARRD_HD inline void FieldValues(Field f, uint32_t* base, uint8_t* extra) {
                  : c < 42  ? 4
                  : c == 42 ? 5
                            : uint8_t(c - 36);
-      base[c] = c <= 32 ? c + 3 : base[c - 1] + (1u << extra[c - 1]);
+      base[c] = c <= 32 ? c : base[c - 1] + (1u << extra[c - 1]);
     }
   }
 }
@@ -78,7 +81,7 @@ ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint
     case 1:
       if (size < 1) return DecodeError::kTruncated;
       if (src[0] > max_symbol) return DecodeError::kCorrupt;
-      table[0] = FseEntry{base[src[0]], 0, 0, extra[src[0]]};
+      table[0] = FseEntry::Make(base[src[0]], extra[src[0]], 0, 0);
       *log = 0;
       *used = 1;
       return DecodeError::kOk;
@@ -237,15 +240,15 @@ struct SequenceReader {
                            uint32_t* match_length, uint32_t* offset_value) {
     const FseEntry l = t->ll[ll], m = t->ml[ml], o = t->of[of];
     bits.Ensure(31);  // offset extra bits: at most 31
-    *offset_value = o.base + bits.ReadLoaded(o.extra_bits);
+    *offset_value = o.base() + bits.ReadLoaded(o.extra_bits());
     bits.Ensure(32);  // length extra bits: at most 16 each
-    *match_length = m.base + bits.ReadLoaded(m.extra_bits);
-    *literal_length = l.base + bits.ReadLoaded(l.extra_bits);
+    *match_length = kMinMatch + m.base() + bits.ReadLoaded(m.extra_bits());
+    *literal_length = l.base() + bits.ReadLoaded(l.extra_bits());
     if (!last) {
       bits.Ensure(kLiteralsLogMax + kMatchLogMax + kOffsetLogMax);  // state bits: at most the logs
-      ll = l.next_state + bits.ReadLoaded(l.nb_bits);
-      ml = m.next_state + bits.ReadLoaded(m.nb_bits);
-      of = o.next_state + bits.ReadLoaded(o.nb_bits);
+      ll = l.next_state() + bits.ReadLoaded(l.nb_bits());
+      ml = m.next_state() + bits.ReadLoaded(m.nb_bits());
+      of = o.next_state() + bits.ReadLoaded(o.nb_bits());
     }
   }
 
