@@ -19,7 +19,7 @@ using decode::zstd::TaskSplit;
 
 constexpr int kPlanThreads = 1024;
 constexpr int kSplitThreads = 32;  // few tasks an SM: the split of a task is serial
-// The entropy kernel's warps keep BlockTables (about 10 KiB) in shared memory: two a block, and
+// The entropy kernel's warps keep BlockTables (about 8.3 KiB) in shared memory: two a block, and
 // as many blocks an SM as shared memory holds.
 constexpr int kEntropyWarps = 2;
 constexpr int kExecuteWarps = 4;

@@ -5,8 +5,9 @@
 // in the input) and its sequences into an array of RawSequence there, with their offsets
 // resolved as far as the block knows them: a repeat offset from before the block is kept as
 // "the j-th repeat offset the block started with, less k" (SymbolicOffset). The Huffman table and
-// the FSE tables are used one after the other, so they share BlockTables (shared memory on the GPU,
-// about 10 KiB).
+// the FSE tables (entries of 32 bits) are used one after the other, so they share BlockTables
+// (shared memory on the GPU, about 8.3 KiB: the Huffman table of up to 2^12 entries and its
+// weights; the weights' FSE scratch lives in the Huffman table's memory until the table is built).
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,13 @@
 
 namespace zarrd::decode::zstd {
 
+// The Huffman table, whose memory also holds the weights' FSE scratch while the tree
+// description is read.
 struct LiteralTables {
   HufEntry huf[1 << kHufMaxLog];
   HufScratch scratch;
 };
+static_assert(sizeof(WeightScratch) <= sizeof(LiteralTables::huf));
 
 struct SequenceBuild {
   SequenceTables fse;
@@ -92,7 +96,8 @@ ZARRD_HD DecodeError DecodeBlockEntropyOf(const uint8_t* src, SplitBlock* b, uin
     uint32_t log = 0;
     if (lanes.Leader()) {
       uint64_t used = 0;
-      e = ReadHuffmanTable(src + b->huf_at, b->huf_size, &t->scratch, t->huf, &log, &used);
+      e = ReadHuffmanTable(src + b->huf_at, b->huf_size, &t->scratch,
+                           reinterpret_cast<WeightScratch*>(t->huf), t->huf, &log, &used);
     }
     lanes.Sync();
     e = lanes.Broadcast(e);

@@ -129,7 +129,8 @@ ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorks
     uint64_t table_size = 0;
     if (lanes.Leader()) {
       uint32_t log = 0;
-      e = ReadHuffmanTable(p, left, &ws->huf_scratch, t->huf, &log, &table_size);
+      e = ReadHuffmanTable(p, left, &ws->huf_scratch, &ws->weight_scratch, t->huf, &log,
+                           &table_size);
       if (e == DecodeError::kOk) t->huf_log = log;
     }
     lanes.Sync();

@@ -124,6 +124,7 @@ struct ZstdTables {
 struct ZstdWorkspace {
   zstd::ZstdTables tables;
   zstd::HufScratch huf_scratch;
+  zstd::WeightScratch weight_scratch;
   int16_t norm[64];
   uint16_t next[64];
   uint8_t literals[zstd::kBlockMax];
