@@ -138,8 +138,9 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
 }
 
-// A warp a compressed block, warps taking blocks in turn from the work list.
-__global__ void __launch_bounds__(32 * kEntropyWarps)
+// A warp a compressed block, warps taking blocks in turn from the work list. Registers are held
+// to what 24 warps an SM (as many as shared memory allows) leave.
+__global__ void __launch_bounds__(32 * kEntropyWarps, 24 / kEntropyWarps)
     ZstdEntropyKernel(const DecodeTask* tasks, int n, uint8_t* scratch, int warps) {
   __shared__ BlockTables tables[kEntropyWarps];
   const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
