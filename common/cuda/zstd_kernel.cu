@@ -210,12 +210,12 @@ Status LaunchZstdDecode(DecodeTask* tasks, int n, ZstdScratch scratch, cudaStrea
   if (n <= 0) return OkStatus();
   if (scratch.bytes < 256)
     return Internal("zstd scratch of " + std::to_string(scratch.bytes) + " B");
-  const int entropy_warps = EntropyWarps();
+  const int entropy_blocks = std::max(1, EntropyWarps() / kEntropyWarps);
   ZstdPlanKernel<<<1, kPlanThreads, 0, stream>>>(tasks, n, scratch.data, scratch.bytes);
   ZstdSplitKernel<<<(n + kSplitThreads - 1) / kSplitThreads, kSplitThreads, 0, stream>>>(
       tasks, n, scratch.data);
-  ZstdEntropyKernel<<<entropy_warps / kEntropyWarps, 32 * kEntropyWarps, 0, stream>>>(
-      tasks, n, scratch.data, entropy_warps);
+  ZstdEntropyKernel<<<entropy_blocks, 32 * kEntropyWarps, 0, stream>>>(
+      tasks, n, scratch.data, entropy_blocks * kEntropyWarps);
   ZstdExecuteKernel<<<(n + kExecuteWarps - 1) / kExecuteWarps, 32 * kExecuteWarps, 0, stream>>>(
       tasks, n, scratch.data);
   return CudaStatus(cudaGetLastError(), "zstd decode kernel launch");
