@@ -1,7 +1,7 @@
 // decode_kernels: the GPU zstd kernel alone on R1-like chunks already in GPU memory, beside
 // libzstd's single-core and all-core decode rates of the same chunks in the same run.
 //
-//   decode_kernels [--chunks N] [--slots S] [--repeat R] [--threads T]
+//   decode_kernels [--chunks N] [--repeat R] [--threads T]
 //
 // The chunks are R1's first N (default 1024, all of R1) 512 x 512 float32 chunks (1 MiB each),
 // values as bench/reference_array.cc makes them, compressed with zstd level 3 without checksum
@@ -37,7 +37,6 @@ constexpr size_t kChunkBytes = kChunk * kChunk * 4;
 
 struct Args {
   int chunks = 1024;
-  int slots = 0;  // 0: enough for every SM
   int repeat = 5;
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
 };
@@ -49,15 +48,12 @@ Args Parse(int argc, char** argv) {
     const int v = std::atoi(argv[i + 1]);
     if (k == "--chunks")
       a.chunks = std::clamp(v, 1, int((kExtent / kChunk) * (kExtent / kChunk)));
-    else if (k == "--slots")
-      a.slots = v;
     else if (k == "--repeat")
       a.repeat = std::max(1, v);
     else if (k == "--threads")
       a.threads = std::max(1, v);
     else {
-      std::fprintf(stderr,
-                   "usage: decode_kernels [--chunks N] [--slots S] [--repeat R] [--threads T]\n");
+      std::fprintf(stderr, "usage: decode_kernels [--chunks N] [--repeat R] [--threads T]\n");
       std::exit(2);
     }
   }
@@ -182,8 +178,8 @@ int main(int argc, char** argv) {
     host_tasks[c].dst = dst + size_t(c) * kChunkBytes;
     host_tasks[c].dst_size = kChunkBytes;
   }
-  const int slots = a.slots > 0 ? a.slots : zarrd::cuda::DefaultZstdSlots();
-  auto ws = zarrd::cuda::AllocateZstdWorkspaces(slots);
+  const uint64_t scratch_bytes = zarrd::cuda::ZstdScratchBytes(n, uint64_t(n) * kChunkBytes);
+  auto ws = zarrd::cuda::AllocateZstdScratch(scratch_bytes);
   if (!ws.ok()) {
     std::fprintf(stderr, "decode_kernels: %s\n", ws.status().ToString().c_str());
     return 1;
@@ -196,7 +192,7 @@ int main(int argc, char** argv) {
     Check(cudaMemcpy(tasks, host_tasks.data(), n * sizeof(DecodeTask), cudaMemcpyHostToDevice),
           "tasks");
     Check(cudaEventRecord(start), "record");
-    if (!zarrd::cuda::LaunchZstdDecode(tasks, n, *ws, slots, nullptr).ok()) return 1;
+    if (!zarrd::cuda::LaunchZstdDecode(tasks, n, *ws, nullptr).ok()) return 1;
     Check(cudaEventRecord(stop), "record");
     Check(cudaEventSynchronize(stop), "kernel");
     float ms = 0;
@@ -217,9 +213,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "decode_kernels: the kernel's output differs from the values\n");
     return 1;
   }
-  std::printf("%-36s %8.2f GB/s  (%d warps, %.2f ms)\n", "GPU zstd kernel (chunks in GPU memory)",
-              decoded / best / 1e9, std::min(slots, n), best * 1e3);
-  zarrd::cuda::FreeZstdWorkspaces(*ws);
+  std::printf("%-36s %8.2f GB/s  (%d tasks, %.0f MiB scratch, %.2f ms)\n",
+              "GPU zstd kernels (chunks in GPU memory)", decoded / best / 1e9, n,
+              scratch_bytes / 1048576.0, best * 1e3);
+  zarrd::cuda::FreeZstdScratch(*ws);
   cudaFree(tasks);
   cudaFree(dst);
   cudaFree(src);

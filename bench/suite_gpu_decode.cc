@@ -115,8 +115,8 @@ double ZstdKernelAlone(const Chunks& chunks, int repeat, bool* equal) {
                      .dst_size = chunk_bytes};
     at += (e.size() + 15) / 16 * 16;
   }
-  const int slots = cuda::DefaultZstdSlots();
-  auto workspaces = Must(cuda::AllocateZstdWorkspaces(slots), "workspaces");
+  auto scratch =
+      Must(cuda::AllocateZstdScratch(cuda::ZstdScratchBytes(n, n * chunk_bytes)), "zstd scratch");
   cudaEvent_t start, stop;
   MustCuda(cudaEventCreate(&start), "event");
   MustCuda(cudaEventCreate(&stop), "event");
@@ -126,7 +126,7 @@ double ZstdKernelAlone(const Chunks& chunks, int repeat, bool* equal) {
                         cudaMemcpyHostToDevice),
              "tasks");
     MustCuda(cudaEventRecord(start), "event");
-    Must(cuda::LaunchZstdDecode(tasks, static_cast<int>(n), workspaces, slots, nullptr), "launch");
+    Must(cuda::LaunchZstdDecode(tasks, static_cast<int>(n), scratch, nullptr), "launch");
     MustCuda(cudaEventRecord(stop), "event");
     MustCuda(cudaEventSynchronize(stop), "zstd kernel");
     float ms = 0;
@@ -142,7 +142,7 @@ double ZstdKernelAlone(const Chunks& chunks, int repeat, bool* equal) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  cuda::FreeZstdWorkspaces(workspaces);
+  cuda::FreeZstdScratch(scratch);
   cudaFree(tasks);
   cudaFree(dst);
   cudaFree(src);

@@ -1,7 +1,6 @@
 #include "common/cuda/encoded_batch.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -43,18 +42,16 @@ Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_un
   const size_t device_bytes =
       scratch_at_ + (codec == GpuCodec::kBlosc ? capacity_ * decoded_stride() : 0);
   ZARRD_ASSIGN_OR_RETURN(slot_, staging.Acquire(encoded_at_ + encoded_cap_, device_bytes));
-  const int warps = static_cast<int>(std::bit_ceil(std::max<size_t>(capacity_, 64)));
-  if (codec == GpuCodec::kZstd && slot_->zstd_slots < warps) {
-    if (slot_->zstd_workspaces) FreeZstdWorkspaces(slot_->zstd_workspaces);
-    slot_->zstd_workspaces = nullptr;
-    slot_->zstd_slots = 0;
-    auto ws = AllocateZstdWorkspaces(warps);
-    if (!ws.ok()) {
+  const uint64_t zstd_bytes = ZstdScratchBytes(capacity_, capacity_ * decoded_bytes_);
+  if (codec == GpuCodec::kZstd && slot_->zstd_scratch.bytes < zstd_bytes) {
+    if (slot_->zstd_scratch.data) FreeZstdScratch(slot_->zstd_scratch);
+    slot_->zstd_scratch = ZstdScratch();
+    auto scratch = AllocateZstdScratch(zstd_bytes);
+    if (!scratch.ok()) {
       (void)staging.Release(std::exchange(slot_, nullptr), false);
-      return ws.status();
+      return scratch.status();
     }
-    slot_->zstd_workspaces = *ws;
-    slot_->zstd_slots = warps;
+    slot_->zstd_scratch = *scratch;
   }
   count_ = 0;
   encoded_used_ = 0;
@@ -107,8 +104,7 @@ Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, St
   if (s.ok()) {
     switch (codec_) {
       case GpuCodec::kZstd:
-        s = LaunchZstdDecode(d_tasks, static_cast<int>(n), slot->zstd_workspaces, slot->zstd_slots,
-                             stream);
+        s = LaunchZstdDecode(d_tasks, static_cast<int>(n), slot->zstd_scratch, stream);
         break;
       case GpuCodec::kBlosc:
         s = LaunchBloscDecode(d_tasks, static_cast<uint32_t>(n), slot->scratch + scratch_at_,

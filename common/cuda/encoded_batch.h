@@ -25,11 +25,12 @@ namespace zarrd::cuda {
 
 class EncodedBatch {
  public:
-  // A launch holds up to kMaxChunks chunks (the zstd kernel's warps) and kDecodedBytes of
+  // A launch holds up to kMaxChunks chunks and kDecodedBytes of
   // decoded output: enough to fill the H200 (132 SMs) with a few batches in flight, where 64
   // chunks and 24 MiB left it nearly idle (bench/RESULTS.md). Its encoded chunks take up to
   // kDecodedBytes and 1/16 more pinned; the device holds those, the decoded chunks, as much
-  // again of blosc scratch, and a zstd workspace per chunk (about 150 KiB).
+  // again of blosc scratch, and the zstd kernels' scratch (ZstdScratchBytes: about 4.1 bytes a
+  // decoded byte).
   static constexpr size_t kMaxChunks = 1024;
   static constexpr size_t kDecodedBytes = size_t{256} << 20;
 

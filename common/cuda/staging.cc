@@ -42,7 +42,7 @@ StagingPool::~StagingPool() {
     cudaFree(s->scratch);
     cudaEventDestroy(s->done);
     cudaStreamDestroy(s->stream);
-    if (s->zstd_workspaces) FreeZstdWorkspaces(s->zstd_workspaces);
+    if (s->zstd_scratch.data) FreeZstdScratch(s->zstd_scratch);
   }
   for (uint8_t* r : all_records_) cudaFreeHost(r);
 }

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "common/decode/zstd_workspace.h"
+#include "common/cuda/zstd_kernel.h"
 #include "common/util/status.h"
 
 namespace zarrd::cuda {
@@ -26,9 +26,8 @@ struct StagingSlot {
   size_t scratch_bytes = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;  // recorded after the slot's last queued work
-  // Device workspaces of the zstd kernel for decoding on this slot's stream (EncodedBatch).
-  decode::ZstdWorkspace* zstd_workspaces = nullptr;
-  int zstd_slots = 0;
+  // Device scratch of the zstd kernels for decoding on this slot's stream (EncodedBatch).
+  ZstdScratch zstd_scratch;
 };
 
 class StagingPool {

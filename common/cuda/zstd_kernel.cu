@@ -2,68 +2,222 @@
 
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/zstd_kernel.h"
-#include "common/decode/zstd_decode.h"
+#include "common/decode/zstd_block_entropy.h"
+#include "common/decode/zstd_block_execute.h"
+#include "common/decode/zstd_block_split.h"
 
 namespace zarrd::cuda {
 namespace {
 
-// Each warp keeps its tables and sequence batch (read for every literal and sequence) in shared
-// memory, about 19 KiB; two warps a block keep the block under the 48 KiB of static shared memory
-// and let an SM hold several blocks.
-constexpr int kWarpsPerBlock = 2;
-constexpr int kThreads = 32 * kWarpsPerBlock;
+using decode::DecodeError;
+using decode::DecodeTask;
+using decode::zstd::BlockTables;
+using decode::zstd::Lanes;
+using decode::zstd::SequenceBatch;
+using decode::zstd::SplitBlock;
+using decode::zstd::TaskSplit;
 
-__global__ void __launch_bounds__(kThreads)
-    ZstdDecodeKernel(decode::DecodeTask* tasks, int n, decode::ZstdWorkspace* workspaces,
-                     int slots) {
-  // Raw storage: shared variables take no constructors.
-  __shared__ alignas(8) unsigned char tables[kWarpsPerBlock * sizeof(decode::zstd::ZstdTables)];
-  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
-  if (warp >= slots) return;  // whole warps leave together
-  const decode::zstd::Lanes lanes{threadIdx.x % 32, 32};
-  auto* own = reinterpret_cast<decode::zstd::ZstdTables*>(tables) + threadIdx.x / 32;
-  for (int t = warp; t < n; t += slots) {
-    const decode::DecodeTask task = tasks[t];
-    uint64_t written = 0;
-    const decode::DecodeError e = decode::DecodeZstd(
-        task.src, task.src_size, task.dst, task.dst_size, &written, workspaces + warp, own, lanes);
-    if (lanes.Leader()) {
-      tasks[t].written = written;
-      tasks[t].error = e;
-    }
-    __syncwarp();
+constexpr int kPlanThreads = 1024;
+constexpr int kSplitThreads = 32;  // few tasks an SM: the split of a task is serial
+// The entropy kernel's warps keep BlockTables (about 8.3 KiB) in shared memory: two a block, and
+// as many blocks an SM as shared memory holds.
+constexpr int kEntropyWarps = 2;
+constexpr int kExecuteWarps = 4;
+
+__host__ __device__ constexpr uint64_t Align(uint64_t n, uint64_t to = 256) {
+  return (n + to - 1) / to * to;
+}
+
+// A block of the batch whose entropy the entropy kernel decodes: task and block index.
+struct WorkItem {
+  uint32_t task;
+  uint32_t block;
+};
+
+// The scratch: a header, a TaskSplit a task, the work list, the tasks' blocks, their regions.
+struct Layout {
+  uint64_t splits, work, blocks, regions, end;
+};
+__host__ __device__ Layout MakeLayout(uint64_t tasks, uint64_t blocks, uint64_t region_bytes) {
+  Layout l;
+  l.splits = 256;
+  l.work = Align(l.splits + tasks * sizeof(TaskSplit));
+  l.blocks = Align(l.work + blocks * sizeof(WorkItem));
+  l.regions = Align(l.blocks + blocks * sizeof(SplitBlock));
+  l.end = l.regions + region_bytes;
+  return l;
+}
+__host__ __device__ uint64_t TaskRegion(uint64_t dst_size) {
+  return Align(decode::zstd::RegionSize(dst_size), 16);
+}
+
+struct Header {
+  uint32_t work_count;
+};
+
+// One block of threads: lays out every task's share of the scratch (prefix sums of their block
+// capacities and regions) and empties the work list. Tasks get no share (kUnsupported) when the
+// scratch is too small for all.
+__global__ void __launch_bounds__(kPlanThreads)
+    ZstdPlanKernel(const DecodeTask* tasks, int n, uint8_t* scratch, uint64_t bytes) {
+  __shared__ uint64_t blocks[kPlanThreads], regions[kPlanThreads];
+  __shared__ uint64_t total_blocks, total_regions;
+  const int per = (n + kPlanThreads - 1) / kPlanThreads;
+  const int first = min(n, static_cast<int>(threadIdx.x) * per), last = min(n, first + per);
+  uint64_t b = 0, r = 0;
+  for (int t = first; t < last; ++t) {
+    b += decode::zstd::SplitCapacity(tasks[t].dst_size);
+    r += TaskRegion(tasks[t].dst_size);
   }
+  blocks[threadIdx.x] = b;
+  regions[threadIdx.x] = r;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint64_t sb = 0, sr = 0;
+    for (int i = 0; i < kPlanThreads; ++i) {
+      const uint64_t nb = blocks[i], nr = regions[i];
+      blocks[i] = sb;
+      regions[i] = sr;
+      sb += nb;
+      sr += nr;
+    }
+    total_blocks = sb;
+    total_regions = sr;
+    reinterpret_cast<Header*>(scratch)->work_count = 0;
+  }
+  __syncthreads();
+  const Layout l = MakeLayout(n, total_blocks, total_regions);
+  const bool room = l.end <= bytes;
+  auto* splits = reinterpret_cast<TaskSplit*>(scratch + l.splits);
+  b = blocks[threadIdx.x];
+  r = regions[threadIdx.x];
+  for (int t = first; t < last; ++t) {
+    TaskSplit s;
+    if (room) {
+      s.blocks = reinterpret_cast<SplitBlock*>(scratch + l.blocks) + b;
+      s.capacity = decode::zstd::SplitCapacity(tasks[t].dst_size);
+      s.region = scratch + l.regions + r;
+      s.region_size = decode::zstd::RegionSize(tasks[t].dst_size);
+    } else {
+      s.error = DecodeError::kUnsupported;
+    }
+    splits[t] = s;
+    b += s.capacity;
+    r += TaskRegion(tasks[t].dst_size);
+  }
+}
+
+__device__ TaskSplit* Splits(uint8_t* scratch) {
+  return reinterpret_cast<TaskSplit*>(scratch + MakeLayout(0, 0, 0).splits);
+}
+__device__ WorkItem* Work(uint8_t* scratch, int n) {
+  return reinterpret_cast<WorkItem*>(scratch + MakeLayout(n, 0, 0).work);
+}
+
+// A thread a task: splits it and queues its compressed blocks for the entropy kernel.
+__global__ void __launch_bounds__(kSplitThreads)
+    ZstdSplitKernel(const DecodeTask* tasks, int n, uint8_t* scratch) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= n) return;
+  TaskSplit* split = Splits(scratch) + t;
+  TaskSplit s = *split;
+  if (s.region == nullptr) return;
+  const DecodeTask task = tasks[t];
+  decode::zstd::SplitTask(task.src, task.src_size, task.dst_size, &s);
+  split->count = s.count;
+  split->error = s.error;
+  uint32_t compressed = 0;
+  for (uint32_t i = 0; i < s.count; ++i) {
+    compressed += s.blocks[i].kind == decode::zstd::kCompressedBlock;
+  }
+  if (compressed == 0) return;
+  uint32_t at = atomicAdd(&reinterpret_cast<Header*>(scratch)->work_count, compressed);
+  WorkItem* work = Work(scratch, n);
+  for (uint32_t i = 0; i < s.count; ++i) {
+    if (s.blocks[i].kind == decode::zstd::kCompressedBlock) work[at++] = {uint32_t(t), i};
+  }
+}
+
+// A warp a compressed block, warps taking blocks in turn from the work list. Registers are held
+// to what 24 warps an SM (as many as shared memory allows) leave.
+__global__ void __launch_bounds__(32 * kEntropyWarps, 24 / kEntropyWarps)
+    ZstdEntropyKernel(const DecodeTask* tasks, int n, uint8_t* scratch, int warps) {
+  __shared__ BlockTables tables[kEntropyWarps];
+  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const Lanes lanes{threadIdx.x % 32, 32};
+  const uint32_t count = reinterpret_cast<const Header*>(scratch)->work_count;
+  const WorkItem* work = Work(scratch, n);
+  TaskSplit* splits = Splits(scratch);
+  for (uint32_t w = warp; w < count; w += warps) {
+    const WorkItem item = work[w];
+    TaskSplit& s = splits[item.task];
+    decode::zstd::DecodeBlockEntropy(tasks[item.task].src, s.blocks + item.block, s.region,
+                                     tables + threadIdx.x / 32, lanes);
+  }
+}
+
+// A warp a task: executes its blocks in order.
+__global__ void __launch_bounds__(32 * kExecuteWarps)
+    ZstdExecuteKernel(DecodeTask* tasks, int n, uint8_t* scratch) {
+  __shared__ SequenceBatch batches[kExecuteWarps];
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (t >= n) return;  // whole warps leave together
+  const Lanes lanes{threadIdx.x % 32, 32};
+  const DecodeTask task = tasks[t];
+  const TaskSplit s = Splits(scratch)[t];
+  uint64_t written = 0;
+  const DecodeError e = decode::zstd::ExecuteTask(task.src, s, task.dst, task.dst_size, &written,
+                                                  batches + threadIdx.x / 32, lanes);
+  if (lanes.Leader()) {
+    tasks[t].written = written;
+    tasks[t].error = e;
+  }
+}
+
+int EntropyWarps() {
+  int device = 0, sms = 0, per_sm = 0;
+  // As much shared memory as the SM holds: it bounds the entropy kernel's warps an SM.
+  (void)cudaFuncSetAttribute(ZstdEntropyKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ZstdEntropyKernel, 32 * kEntropyWarps,
+                                                    0) != cudaSuccess) {
+    return 2048;
+  }
+  return std::max(1, sms * per_sm * kEntropyWarps);
 }
 
 }  // namespace
 
-Result<decode::ZstdWorkspace*> AllocateZstdWorkspaces(int slots) {
-  void* p = nullptr;
-  ZARRD_RETURN_IF_ERROR(
-      CudaStatus(cudaMalloc(&p, static_cast<size_t>(slots) * sizeof(decode::ZstdWorkspace)),
-                 "cudaMalloc of " + std::to_string(slots) + " zstd workspaces"));
-  return static_cast<decode::ZstdWorkspace*>(p);
+uint64_t ZstdScratchBytes(uint64_t tasks, uint64_t decoded_bytes) {
+  const uint64_t blocks = decoded_bytes / 1024 + 16 * tasks;
+  const uint64_t regions = decode::zstd::RegionSize(decoded_bytes) + (64 + 16) * tasks;
+  return MakeLayout(tasks, blocks, regions).end;
 }
 
-void FreeZstdWorkspaces(decode::ZstdWorkspace* workspaces) { cudaFree(workspaces); }
-
-int DefaultZstdSlots() {
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ZstdDecodeKernel, kThreads, 0) !=
-          cudaSuccess) {
-    return 1024;
-  }
-  return std::max(1, sms * per_sm * kWarpsPerBlock);
+Result<ZstdScratch> AllocateZstdScratch(uint64_t bytes) {
+  ZstdScratch s;
+  ZARRD_RETURN_IF_ERROR(CudaStatus(
+      cudaMalloc(&s.data, bytes), "cudaMalloc of " + std::to_string(bytes) + " B of zstd scratch"));
+  s.bytes = bytes;
+  return s;
 }
 
-Status LaunchZstdDecode(decode::DecodeTask* tasks, int n, decode::ZstdWorkspace* workspaces,
-                        int slots, cudaStream_t stream) {
+void FreeZstdScratch(ZstdScratch scratch) { cudaFree(scratch.data); }
+
+Status LaunchZstdDecode(DecodeTask* tasks, int n, ZstdScratch scratch, cudaStream_t stream) {
   if (n <= 0) return OkStatus();
-  const int warps = std::min(n, slots);
-  const int blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  ZstdDecodeKernel<<<blocks, kThreads, 0, stream>>>(tasks, n, workspaces, warps);
+  if (scratch.bytes < 256)
+    return Internal("zstd scratch of " + std::to_string(scratch.bytes) + " B");
+  const int entropy_blocks = std::max(1, EntropyWarps() / kEntropyWarps);
+  ZstdPlanKernel<<<1, kPlanThreads, 0, stream>>>(tasks, n, scratch.data, scratch.bytes);
+  ZstdSplitKernel<<<(n + kSplitThreads - 1) / kSplitThreads, kSplitThreads, 0, stream>>>(
+      tasks, n, scratch.data);
+  ZstdEntropyKernel<<<entropy_blocks, 32 * kEntropyWarps, 0, stream>>>(
+      tasks, n, scratch.data, entropy_blocks * kEntropyWarps);
+  ZstdExecuteKernel<<<(n + kExecuteWarps - 1) / kExecuteWarps, 32 * kExecuteWarps, 0, stream>>>(
+      tasks, n, scratch.data);
   return CudaStatus(cudaGetLastError(), "zstd decode kernel launch");
 }
 

@@ -1,29 +1,43 @@
-// Batched zstd decoding on the GPU with the core of common/decode/zstd_decode.h: each warp
-// decodes one task (a chunk's frames) at a time, its 32 lanes sharing the copies, and takes
-// tasks in turn (warp w decodes tasks w, w + slots, ...). Each warp owns one workspace slot.
+// Batched zstd decoding on the GPU with the block-parallel core of common/decode/zstd_blocks.h,
+// four kernels a launch on one stream:
+//   plan     one block: each task's share of the scratch (prefix sums over the tasks);
+//   split    a thread a task: frame, block and section headers (zstd_block_split.h), the
+//            task's compressed blocks queued on a work list;
+//   entropy  a warp a compressed block, warps taking blocks from the work list in turn: tables,
+//            literals and raw sequences (zstd_block_entropy.h), BlockTables in shared memory;
+//   execute  a warp a task: its blocks in order (zstd_block_execute.h), a SequenceBatch in
+//            shared memory.
+// So the blocks of all frames are entropy-decoded at once, and a frame's serial part is its
+// execution, 32 sequences at a time.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "common/decode/host_device.h"
-#include "common/decode/zstd_workspace.h"
 #include "common/util/status.h"
 
 namespace zarrd::cuda {
 
-// Device memory for `slots` decoding warps (kZstdWorkspaceSize bytes each); about 170 KiB a
-// slot, so a few thousand slots (enough to fill an H200) take a few hundred MiB. The tables
-// each warp reads most live in shared memory, not in its slot.
-Result<decode::ZstdWorkspace*> AllocateZstdWorkspaces(int slots);
-void FreeZstdWorkspaces(decode::ZstdWorkspace* workspaces);
+// Device memory for the kernels' split, literals and sequences.
+struct ZstdScratch {
+  uint8_t* data = nullptr;
+  uint64_t bytes = 0;
+};
 
-// A slot count that keeps every SM of the current device busy.
-int DefaultZstdSlots();
+// The scratch that `tasks` tasks decoding to `decoded_bytes` bytes in all need: about 4.1 bytes
+// a decoded byte (a task's literals and sequences take at most 4 bytes an output byte) and a few
+// KiB a task.
+uint64_t ZstdScratchBytes(uint64_t tasks, uint64_t decoded_bytes);
+Result<ZstdScratch> AllocateZstdScratch(uint64_t bytes);
+void FreeZstdScratch(ZstdScratch scratch);
 
 // Decodes tasks[0..n) (device memory; src and dst device pointers) on `stream`, writing each
-// task's `error` and `written`. Asynchronous: the tasks and buffers must live until the stream
-// has run it. Errors are per task; the Status reports only a failed launch.
-Status LaunchZstdDecode(decode::DecodeTask* tasks, int n, decode::ZstdWorkspace* workspaces,
-                        int slots, cudaStream_t stream);
+// task's `error` and `written`; `scratch` must hold ZstdScratchBytes of the tasks (else every
+// task gives kUnsupported) and is not used by another stream meanwhile. Asynchronous: the tasks,
+// buffers and scratch must live until the stream has run it. Errors are per task; the Status
+// reports only a failed launch.
+Status LaunchZstdDecode(decode::DecodeTask* tasks, int n, ZstdScratch scratch, cudaStream_t stream);
 
 }  // namespace zarrd::cuda

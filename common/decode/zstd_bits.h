@@ -26,6 +26,23 @@ ZARRD_HD inline uint32_t HighBit32(uint32_t v) {
 #endif
 }
 
+ZARRD_HD inline uint32_t PopCount32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popc(v);
+#else
+  return __builtin_popcount(v);
+#endif
+}
+
+// Index of the lowest set bit; v must not be 0.
+ZARRD_HD inline uint32_t LowBit32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(v) - 1;
+#else
+  return __builtin_ctz(v);
+#endif
+}
+
 // The 8 bytes at src[pos..pos+8) as a little-endian word, zeros where they pass `size`.
 ZARRD_HD inline uint64_t LoadPadded(const uint8_t* src, uint64_t size, uint64_t pos) {
   if (pos + 8 <= size) return ReadLE64(src + pos);

@@ -35,7 +35,9 @@ std::vector<std::pair<Buffer, Buffer>> Samples() {
   return out;
 }
 
-TEST(ZstdCorrupt, BitFlipsGiveErrorsOrLibzstdsBytes) {
+class ZstdCorrupt : public ::testing::TestWithParam<ZstdCore> {};
+
+TEST_P(ZstdCorrupt, BitFlipsGiveErrorsOrLibzstdsBytes) {
   std::mt19937 rng(5);
   int ours_accepted = 0, both_accepted = 0, only_libzstd = 0, runs = 0;
   for (const auto& [data, frame] : Samples()) {
@@ -46,7 +48,7 @@ TEST(ZstdCorrupt, BitFlipsGiveErrorsOrLibzstdsBytes) {
       Buffer lib, ours;
       const bool lib_ok = LibDecompress(bad.data(), bad.size(), data.size() * 2 + 1024, &lib);
       const size_t size = lib_ok ? lib.size() : data.size();
-      const DecodeError e = OurDecompress(bad.data(), bad.size(), size, &ours);
+      const DecodeError e = OurDecompress(bad.data(), bad.size(), size, &ours, GetParam());
       if (e == DecodeError::kOk) ++ours_accepted;
       if (lib_ok && e == DecodeError::kOk) {
         ++both_accepted;
@@ -62,30 +64,32 @@ TEST(ZstdCorrupt, BitFlipsGiveErrorsOrLibzstdsBytes) {
   EXPECT_LT(ours_accepted, runs / 2);  // the flips do damage most frames
 }
 
-TEST(ZstdCorrupt, EveryTruncationIsAnError) {
+TEST_P(ZstdCorrupt, EveryTruncationIsAnError) {
   for (const auto& [data, frame] : Samples()) {
     const size_t step = frame.size() > 4000 ? frame.size() / 997 : 1;
     for (size_t n = 0; n < frame.size(); n += step) {
       Buffer ours;
-      EXPECT_NE(OurDecompress(frame.data(), n, data.size(), &ours), DecodeError::kOk)
+      EXPECT_NE(OurDecompress(frame.data(), n, data.size(), &ours, GetParam()), DecodeError::kOk)
           << "prefix " << n << " of " << frame.size();
     }
   }
 }
 
-TEST(ZstdCorrupt, WrongChecksum) {
+TEST_P(ZstdCorrupt, WrongChecksum) {
   CompressOptions o;
   o.checksum = true;
   const Buffer data = MakeData(DataKind::kText, 10000, 3);
   Buffer frame = LibCompress(data, o);
   Buffer ours, lib;
-  ASSERT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours), DecodeError::kOk);
+  ASSERT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours, GetParam()),
+            DecodeError::kOk);
   frame[frame.size() - 2] ^= 0x10;
   EXPECT_FALSE(LibDecompress(frame.data(), frame.size(), data.size(), &lib));
-  EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours), DecodeError::kChecksum);
+  EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours, GetParam()),
+            DecodeError::kChecksum);
 }
 
-TEST(ZstdCorrupt, DestinationOfTheWrongSize) {
+TEST_P(ZstdCorrupt, DestinationOfTheWrongSize) {
   for (DataKind kind : {DataKind::kZeros, DataKind::kText, DataKind::kRandomBytes}) {
     for (bool content_size : {false, true}) {
       CompressOptions o;
@@ -93,47 +97,54 @@ TEST(ZstdCorrupt, DestinationOfTheWrongSize) {
       const Buffer data = MakeData(kind, 300000, 9);
       const Buffer frame = LibCompress(data, o);
       Buffer ours;
-      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() - 1, &ours),
+      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() - 1, &ours, GetParam()),
                 DecodeError::kOutputOverrun);
-      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() / 3, &ours),
+      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() / 3, &ours, GetParam()),
                 DecodeError::kOutputOverrun);
-      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() + 1, &ours),
+      EXPECT_EQ(OurDecompress(frame.data(), frame.size(), data.size() + 1, &ours, GetParam()),
                 DecodeError::kOutputShort);
     }
   }
 }
 
-TEST(ZstdCorrupt, InvalidHeaders) {
+TEST_P(ZstdCorrupt, InvalidHeaders) {
   const Buffer raw = {0x28, 0xB5, 0x2F, 0xFD, 0x20, 3, 0x19, 0, 0, 'x', 'y', 'z'};
   Buffer ours, lib;
   ASSERT_TRUE(LibDecompress(raw.data(), raw.size(), 3, &lib));
-  ASSERT_EQ(OurDecompress(raw.data(), raw.size(), 3, &ours), DecodeError::kOk);
+  ASSERT_EQ(OurDecompress(raw.data(), raw.size(), 3, &ours, GetParam()), DecodeError::kOk);
   EXPECT_TRUE(ours == lib);
 
   Buffer bad_magic = raw;
   bad_magic[0] = 0x29;
-  EXPECT_EQ(OurDecompress(bad_magic.data(), bad_magic.size(), 3, &ours), DecodeError::kCorrupt);
+  EXPECT_EQ(OurDecompress(bad_magic.data(), bad_magic.size(), 3, &ours, GetParam()),
+            DecodeError::kCorrupt);
   Buffer reserved_bit = raw;
   reserved_bit[4] |= 0x08;
-  EXPECT_EQ(OurDecompress(reserved_bit.data(), reserved_bit.size(), 3, &ours),
+  EXPECT_EQ(OurDecompress(reserved_bit.data(), reserved_bit.size(), 3, &ours, GetParam()),
             DecodeError::kCorrupt);
   Buffer reserved_block = raw;
   reserved_block[6] = 0x1F;  // block type 3
-  EXPECT_EQ(OurDecompress(reserved_block.data(), reserved_block.size(), 3, &ours),
+  EXPECT_EQ(OurDecompress(reserved_block.data(), reserved_block.size(), 3, &ours, GetParam()),
             DecodeError::kCorrupt);
   Buffer trailing = raw;
   trailing.push_back(0);
-  EXPECT_EQ(OurDecompress(trailing.data(), trailing.size(), 3, &ours), DecodeError::kTruncated);
+  EXPECT_EQ(OurDecompress(trailing.data(), trailing.size(), 3, &ours, GetParam()),
+            DecodeError::kTruncated);
   const Buffer dictionary = {0x28, 0xB5, 0x2F, 0xFD, 0x21, 5, 3, 0x19, 0, 0, 'x', 'y', 'z'};
   EXPECT_FALSE(LibDecompress(dictionary.data(), dictionary.size(), 3, &lib));
-  EXPECT_EQ(OurDecompress(dictionary.data(), dictionary.size(), 3, &ours),
+  EXPECT_EQ(OurDecompress(dictionary.data(), dictionary.size(), 3, &ours, GetParam()),
             DecodeError::kUnsupported);
   Buffer wrong_content_size = raw;
   wrong_content_size[5] = 4;
   EXPECT_FALSE(LibDecompress(wrong_content_size.data(), wrong_content_size.size(), 4, &lib));
-  EXPECT_EQ(OurDecompress(wrong_content_size.data(), wrong_content_size.size(), 3, &ours),
-            DecodeError::kCorrupt);
+  EXPECT_EQ(
+      OurDecompress(wrong_content_size.data(), wrong_content_size.size(), 3, &ours, GetParam()),
+      DecodeError::kCorrupt);
 }
+
+INSTANTIATE_TEST_SUITE_P(Cores, ZstdCorrupt,
+                         ::testing::Values(ZstdCore::kFrames, ZstdCore::kBlocks),
+                         [](const auto& info) { return ZstdCoreName(info.param); });
 
 }  // namespace
 }  // namespace zarrd::decode

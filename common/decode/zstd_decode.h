@@ -22,21 +22,23 @@
 //
 // Workspace: ZstdWorkspace (kZstdWorkspaceSize, about 170 KiB) holds the tables, repeat offsets,
 // a batch of sequences, scratch and a 128 KiB literal buffer; no allocation, no exceptions. The
-// caller gives one per concurrent decoder. The GPU kernel passes the tables and the batch
-// (ZstdTables, about 19 KiB) separately, in shared memory.
+// caller gives one per concurrent decoder; the tables (ZstdTables) may be passed apart.
 //
 // Parallel split (zstd::Lanes, or any type with its members): every lane parses headers itself;
 // lane 0 reads entropy tables, Huffman single streams and the sequence bit stream (a batch of
 // kSequenceBatch sequences at a time, placed and checked as it decodes them); lanes 0-3 decode
 // the four Huffman streams; all lanes copy raw and RLE blocks and literals, and execute each
 // batch at once, lane i the short sequences i, i + count, ... and all lanes the long ones
-// (zstd_execute.h). The host runs it as one lane.
+// (zstd_execute.h). The host runs it as one lane. The GPU kernels decode with the block-parallel
+// core instead (zstd_blocks.h: the blocks of a frame entropy-decoded at once), which shares this
+// decoder's parts (literals, sequences, tables, batch execution).
 #pragma once
 
 #include <cstdint>
 
 #include "common/decode/host_device.h"
 #include "common/decode/zstd_bits.h"
+#include "common/decode/zstd_frame_header.h"
 #include "common/decode/zstd_literals.h"
 #include "common/decode/zstd_sequences.h"
 #include "common/decode/zstd_workspace.h"
@@ -46,42 +48,16 @@ namespace zarrd::decode {
 
 namespace zstd {
 
-constexpr uint32_t kMagic = 0xFD2FB528u;
-constexpr uint32_t kSkippableMagic = 0x184D2A50u;  // low 4 bits free
-constexpr uint32_t kWindowLogMax = 31;
-
 // Decodes the frame at src[0..size) (its magic number already checked) into dst[*out..]; sets
 // the bytes of src it used.
 template <class L>
 ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst, uint64_t dst_size,
                                  uint64_t* out, uint64_t* used, ZstdWorkspace* ws, ZstdTables* t,
                                  const L& lanes) {
-  if (size < 5) return DecodeError::kTruncated;
-  const uint32_t descriptor = src[4];
-  const uint32_t fcs_flag = descriptor >> 6;
-  const bool single_segment = (descriptor >> 5) & 1;
-  const bool has_checksum = (descriptor >> 2) & 1;
-  const uint32_t dict_flag = descriptor & 3;
-  if (descriptor & 0x08) return DecodeError::kCorrupt;  // reserved bit
-  const uint32_t dict_bytes = dict_flag == 3 ? 4 : dict_flag;
-  const uint32_t fcs_bytes = fcs_flag == 0 ? (single_segment ? 1 : 0) : 1u << fcs_flag;
-  uint64_t pos = 5;
-  const uint64_t header_end = pos + (single_segment ? 0 : 1) + dict_bytes + fcs_bytes;
-  if (header_end > size) return DecodeError::kTruncated;
-  if (!single_segment) {
-    if (uint32_t(src[pos] >> 3) + 10 > kWindowLogMax) return DecodeError::kCorrupt;
-    ++pos;
-  }
-  uint32_t dict_id = 0;
-  for (uint32_t i = 0; i < dict_bytes; ++i) dict_id |= uint32_t(src[pos + i]) << (8 * i);
-  pos += dict_bytes;
-  if (dict_id != 0) return DecodeError::kUnsupported;
-  uint64_t content_size = 0;
-  for (uint32_t i = 0; i < fcs_bytes; ++i) content_size |= uint64_t(src[pos + i]) << (8 * i);
-  if (fcs_bytes == 2) content_size += 256;
-  pos += fcs_bytes;
-  const bool has_content_size = fcs_bytes > 0;
-
+  FrameHeader fh;
+  uint64_t pos = 0;
+  const DecodeError he = ReadFrameHeader(src, size, &fh, &pos);
+  if (he != DecodeError::kOk) return he;
   if (lanes.Leader()) {
     t->huf_log = 0;
     t->fse_valid = false;
@@ -129,8 +105,8 @@ ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst
     lanes.Sync();
     *out = op;
   }
-  if (has_content_size && op - frame_start != content_size) return DecodeError::kCorrupt;
-  if (has_checksum) {
+  if (fh.has_content_size && op - frame_start != fh.content_size) return DecodeError::kCorrupt;
+  if (fh.has_checksum) {
     if (size - pos < 4) return DecodeError::kTruncated;
     uint64_t match = 1;
     if (lanes.Leader()) {
@@ -157,7 +133,7 @@ ZARRD_HD DecodeError DecodeZstd(const uint8_t* src, uint64_t src_size, uint8_t* 
   DecodeError e = DecodeError::kOk;
   while (e == DecodeError::kOk && src_size - pos >= 5) {
     const uint32_t magic = zstd::ReadLE32(src + pos);
-    if ((magic & 0xFFFFFFF0u) == zstd::kSkippableMagic) {
+    if ((magic & zstd::kSkippableMask) == zstd::kSkippableMagic) {
       if (src_size - pos < 8) {
         e = DecodeError::kTruncated;
       } else if (zstd::ReadLE32(src + pos + 4) > src_size - pos - 8) {

@@ -17,15 +17,18 @@ namespace {
 using namespace testing;
 
 // Decodes `frames` with libzstd and with ours (into exactly libzstd's size) and compares.
-void ExpectSameAsLibzstd(const Buffer& frames, size_t capacity, const std::string& what) {
+void ExpectSameAsLibzstd(const Buffer& frames, size_t capacity, const std::string& what,
+                         ZstdCore core) {
   Buffer expected, ours;
   ASSERT_TRUE(LibDecompress(frames.data(), frames.size(), capacity, &expected)) << what;
-  const DecodeError e = OurDecompress(frames.data(), frames.size(), expected.size(), &ours);
+  const DecodeError e = OurDecompress(frames.data(), frames.size(), expected.size(), &ours, core);
   ASSERT_EQ(e, DecodeError::kOk) << what << ": " << DecodeErrorName(e);
   ASSERT_TRUE(ours == expected) << what << ": decoded bytes differ from libzstd's";
 }
 
-TEST(ZstdDecode, NumcodecsVectors) {
+class ZstdDecode : public ::testing::TestWithParam<ZstdCore> {};
+
+TEST_P(ZstdDecode, NumcodecsVectors) {
   const std::filesystem::path root =
       std::filesystem::path(zarrd::testing::FixturesDir()) / "numcodecs" / "zstd";
   int n = 0;
@@ -33,13 +36,13 @@ TEST(ZstdDecode, NumcodecsVectors) {
     if (entry.path().extension() != ".dat") continue;
     Bytes frames;
     ASSERT_TRUE(zarrd::testing::ReadFile(entry.path().string(), &frames));
-    ExpectSameAsLibzstd(frames, 64 << 20, entry.path().string());
+    ExpectSameAsLibzstd(frames, 64 << 20, entry.path().string(), GetParam());
     ++n;
   }
   EXPECT_GE(n, 50);
 }
 
-TEST(ZstdDecode, FixtureChunks) {
+TEST_P(ZstdDecode, FixtureChunks) {
   int n = 0;
   for (const char* peer : {"zarrs", "zarrita"}) {
     const std::filesystem::path root = std::filesystem::path(zarrd::testing::FixturesDir()) / peer;
@@ -48,7 +51,7 @@ TEST(ZstdDecode, FixtureChunks) {
       Bytes chunk;
       ASSERT_TRUE(zarrd::testing::ReadFile(entry.path().string(), &chunk));
       if (chunk.size() < 4 || zstd::ReadLE32(chunk.data()) != zstd::kMagic) continue;
-      ExpectSameAsLibzstd(chunk, 64 << 20, entry.path().string());
+      ExpectSameAsLibzstd(chunk, 64 << 20, entry.path().string(), GetParam());
       ++n;
     }
   }
@@ -87,7 +90,7 @@ std::vector<Case> GeneratedCases() {
   return cases;
 }
 
-TEST(ZstdDecode, GeneratedDataAndCoverage) {
+TEST_P(ZstdDecode, GeneratedDataAndCoverage) {
   FrameFeatures seen;
   uint32_t seed = 1;
   for (const Case& c : GeneratedCases()) {
@@ -98,7 +101,7 @@ TEST(ZstdDecode, GeneratedDataAndCoverage) {
     ASSERT_TRUE(InspectFrames(frame.data(), frame.size(), &f)) << c.Name();
     seen.Add(f);
     Buffer ours;
-    const DecodeError e = OurDecompress(frame.data(), frame.size(), data.size(), &ours);
+    const DecodeError e = OurDecompress(frame.data(), frame.size(), data.size(), &ours, GetParam());
     ASSERT_EQ(e, DecodeError::kOk) << c.Name() << ": " << DecodeErrorName(e);
     ASSERT_TRUE(ours == data) << c.Name();
   }
@@ -120,7 +123,7 @@ TEST(ZstdDecode, GeneratedDataAndCoverage) {
 }
 
 // Long-distance matching with a 128 MiB window: matches reach back megabytes, across blocks.
-TEST(ZstdDecode, LongDistanceMatchesAndBigWindow) {
+TEST_P(ZstdDecode, LongDistanceMatchesAndBigWindow) {
   Buffer part = MakeData(DataKind::kRandomBytes, 3 << 20, 7);
   Buffer data;
   for (int i = 0; i < 4; ++i) {
@@ -136,12 +139,13 @@ TEST(ZstdDecode, LongDistanceMatchesAndBigWindow) {
     const Buffer frame = LibCompress(data, o);
     ASSERT_LT(frame.size(), data.size() / 2) << "the matches were not found";
     Buffer ours;
-    ASSERT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours), DecodeError::kOk);
+    ASSERT_EQ(OurDecompress(frame.data(), frame.size(), data.size(), &ours, GetParam()),
+              DecodeError::kOk);
     EXPECT_TRUE(ours == data);
   }
 }
 
-TEST(ZstdDecode, ConcatenatedAndSkippableFrames) {
+TEST_P(ZstdDecode, ConcatenatedAndSkippableFrames) {
   Buffer all, expected;
   const Buffer skip = SkippableFrame(3, MakeData(DataKind::kText, 100, 1));
   all.insert(all.end(), skip.begin(), skip.end());
@@ -165,17 +169,18 @@ TEST(ZstdDecode, ConcatenatedAndSkippableFrames) {
   ASSERT_TRUE(InspectFrames(all.data(), all.size(), &f));
   ASSERT_EQ(f.frames, int(std::size(kAllKinds)));
   ASSERT_GE(f.skippable, 3);
-  ExpectSameAsLibzstd(all, expected.size() + 1, "concatenated frames");
+  ExpectSameAsLibzstd(all, expected.size() + 1, "concatenated frames", GetParam());
   Buffer ours;
-  ASSERT_EQ(OurDecompress(all.data(), all.size(), expected.size(), &ours), DecodeError::kOk);
+  ASSERT_EQ(OurDecompress(all.data(), all.size(), expected.size(), &ours, GetParam()),
+            DecodeError::kOk);
   EXPECT_TRUE(ours == expected);
 }
 
-TEST(ZstdDecode, EmptyInputAndOnlySkippableFrames) {
+TEST_P(ZstdDecode, EmptyInputAndOnlySkippableFrames) {
   Buffer ours;
-  EXPECT_EQ(OurDecompress(nullptr, 0, 0, &ours), DecodeError::kOk);
+  EXPECT_EQ(OurDecompress(nullptr, 0, 0, &ours, GetParam()), DecodeError::kOk);
   const Buffer skip = SkippableFrame(0, {1, 2, 3});
-  EXPECT_EQ(OurDecompress(skip.data(), skip.size(), 0, &ours), DecodeError::kOk);
+  EXPECT_EQ(OurDecompress(skip.data(), skip.size(), 0, &ours, GetParam()), DecodeError::kOk);
   Buffer lib;
   ASSERT_TRUE(LibDecompress(skip.data(), skip.size(), 16, &lib));
   EXPECT_EQ(lib.size(), 0u);
@@ -204,22 +209,25 @@ Buffer HandFrame(uint8_t offset_code, uint8_t offset_bits_byte) {
           offset_bits_byte};
 }
 
-TEST(ZstdDecode, HandWrittenOverlappingMatch) {
+TEST_P(ZstdDecode, HandWrittenOverlappingMatch) {
   // Offset code 2 with extra bits 01: offset value 5, offset 2, so "ab" + "aba".
   const Buffer frame = HandFrame(2, 0x05);
-  ExpectSameAsLibzstd(frame, 5, "hand-written frame");
+  ExpectSameAsLibzstd(frame, 5, "hand-written frame", GetParam());
   Buffer ours;
-  ASSERT_EQ(OurDecompress(frame.data(), frame.size(), 5, &ours), DecodeError::kOk);
+  ASSERT_EQ(OurDecompress(frame.data(), frame.size(), 5, &ours, GetParam()), DecodeError::kOk);
   EXPECT_EQ(std::string(ours.begin(), ours.end()), "ababa");
 }
 
-TEST(ZstdDecode, HandWrittenOffsetBeforeStartIsCorrupt) {
+TEST_P(ZstdDecode, HandWrittenOffsetBeforeStartIsCorrupt) {
   // Offset code 3 with extra bits 000: offset value 8, offset 5, but only 2 bytes precede it.
   const Buffer frame = HandFrame(3, 0x08);
   Buffer lib, ours;
   EXPECT_FALSE(LibDecompress(frame.data(), frame.size(), 5, &lib));
-  EXPECT_EQ(OurDecompress(frame.data(), frame.size(), 5, &ours), DecodeError::kCorrupt);
+  EXPECT_EQ(OurDecompress(frame.data(), frame.size(), 5, &ours, GetParam()), DecodeError::kCorrupt);
 }
+
+INSTANTIATE_TEST_SUITE_P(Cores, ZstdDecode, ::testing::Values(ZstdCore::kFrames, ZstdCore::kBlocks),
+                         [](const auto& info) { return ZstdCoreName(info.param); });
 
 }  // namespace
 }  // namespace zarrd::decode

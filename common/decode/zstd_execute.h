@@ -39,23 +39,23 @@ ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
   }
 }
 
-// Where the byte that the batch t->seq[0..n) writes at out[p] comes from: a literal in `lit` or
-// a byte of the output before `out`. Reads only the batch's table. The sequences were checked as
+// Where the byte that the batch b->seq[0..n) writes at out[p] comes from: a literal in `lit` or
+// a byte of the output before `out`. The sequences were checked as
 // they were decoded, so every match reaches back at most to the frame's start; each step moves
 // to an earlier sequence or returns.
-ZARRD_HD inline const uint8_t* BatchSource(const ZstdTables* t, uint32_t n, const uint8_t* lit,
+ZARRD_HD inline const uint8_t* BatchSource(const SequenceBatch* b, uint32_t n, const uint8_t* lit,
                                            const uint8_t* out, uint32_t p) {
   for (;;) {
-    uint32_t lo = 0, hi = n;  // the sequence holding p: t->seq[lo].out <= p < t->seq[hi].out
+    uint32_t lo = 0, hi = n;  // the sequence holding p: b->seq[lo].out <= p < b->seq[hi].out
     while (hi - lo > 1) {
       const uint32_t mid = (lo + hi) / 2;
-      if (t->seq[mid].out <= p) {
+      if (b->seq[mid].out <= p) {
         lo = mid;
       } else {
         hi = mid;
       }
     }
-    const Sequence& s = t->seq[lo];
+    const Sequence& s = b->seq[lo];
     const uint32_t in_sequence = p - s.out;
     if (in_sequence < s.literal_length) return lit + s.lit + in_sequence;
     uint32_t in_match = in_sequence - s.literal_length;
@@ -66,15 +66,15 @@ ZARRD_HD inline const uint8_t* BatchSource(const ZstdTables* t, uint32_t n, cons
   }
 }
 
-// out[at..at+n) on one lane, for a match whose source reaches into its batch t->seq[0..count):
+// out[at..at+n) on one lane, for a match whose source reaches into its batch b->seq[0..count):
 // the sources of each 8 bytes found first, then loaded together.
-ZARRD_HD inline void CopyTraced(const ZstdTables* t, uint32_t count, const uint8_t* lit,
+ZARRD_HD inline void CopyTraced(const SequenceBatch* b, uint32_t count, const uint8_t* lit,
                                 uint8_t* out, uint32_t at, uint32_t n) {
   for (uint32_t i = 0; i < n; i += 8) {
     const uint8_t* from[8];
     ZARRD_UNROLL
     for (uint32_t k = 0; k < 8; ++k) {
-      from[k] = BatchSource(t, count, lit, out, at + i + (i + k < n ? k : 0));
+      from[k] = BatchSource(b, count, lit, out, at + i + (i + k < n ? k : 0));
     }
     uint64_t piece = 0;
     ZARRD_UNROLL
@@ -86,31 +86,31 @@ ZARRD_HD inline void CopyTraced(const ZstdTables* t, uint32_t count, const uint8
   }
 }
 
-// Writes the batch t->seq[0..n) (placed by DecodeSequenceBatch) at out, its literals taken from
+// Writes the batch b->seq[0..n) (placed by DecodeSequenceBatch) at out, its literals taken from
 // lit. Called by all lanes; the caller syncs them before another batch reads the output.
 template <class L>
-ZARRD_HD void ExecuteSequenceBatch(const ZstdTables* t, uint32_t n, const uint8_t* lit,
+ZARRD_HD void ExecuteSequenceBatch(const SequenceBatch* b, uint32_t n, const uint8_t* lit,
                                    uint8_t* out, const L& lanes) {
   for (uint32_t i = lanes.lane; i < n; i += lanes.count) {
-    const Sequence s = t->seq[i];
+    const Sequence s = b->seq[i];
     if (s.literal_length + s.match_length > kShortSequence) continue;
     CopyShort(out + s.out, lit + s.lit, s.literal_length);
     const uint32_t at = s.out + s.literal_length;
     if (s.offset >= at + s.match_length) {  // the source ends before the batch
       CopyShort(out + at, out + at - s.offset, s.match_length);
     } else {
-      CopyTraced(t, n, lit, out, at, s.match_length);
+      CopyTraced(b, n, lit, out, at, s.match_length);
     }
   }
-  for (uint32_t j = 0; j < t->long_count; ++j) {
-    const Sequence s = t->seq[t->long_seq[j]];
+  for (uint32_t j = 0; j < b->long_count; ++j) {
+    const Sequence s = b->seq[b->long_seq[j]];
     CopyBytes(out + s.out, lit + s.lit, s.literal_length, lanes);
     const uint32_t at = s.out + s.literal_length;
     if (s.offset >= at + s.match_length) {
       CopyBytes(out + at, out + at - s.offset, s.match_length, lanes);
     } else {
       for (uint32_t k = lanes.lane; k < s.match_length; k += lanes.count) {
-        out[at + k] = *BatchSource(t, n, lit, out, at + k);
+        out[at + k] = *BatchSource(b, n, lit, out, at + k);
       }
     }
   }

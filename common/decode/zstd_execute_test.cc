@@ -44,7 +44,7 @@ Batch RandomBatch(std::mt19937& rng, uint32_t history) {
   return b;
 }
 
-void Load(const Batch& b, ZstdTables* t) {
+void Load(const Batch& b, SequenceBatch* t) {
   t->long_count = 0;
   for (uint32_t i = 0; i < b.seq.size(); ++i) {
     t->seq[i] = b.seq[i];
@@ -65,7 +65,7 @@ void SerialExecute(const Batch& b, const uint8_t* lit, uint8_t* out) {
 
 TEST(ZstdExecute, BatchesMatchSerialExecutionOnAnyLaneOrder) {
   std::mt19937 rng(17);
-  std::unique_ptr<ZstdTables> t(new ZstdTables);
+  std::unique_ptr<SequenceBatch> t(new SequenceBatch);
   constexpr uint32_t kHistory = 300;
   int traced = 0, long_ones = 0;
   for (int round = 0; round < 3000; ++round) {

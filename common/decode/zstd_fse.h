@@ -10,11 +10,22 @@
 
 namespace zarrd::decode::zstd {
 
+// A decoding table entry in 32 bits (so that the sequence tables take 5 KiB of shared memory on
+// the GPU): the next state less the bits read for it (9 bits), how many bits those are (4), the
+// extra bits read and added to the baseline for the value (5) and the baseline shifted right by
+// the extra bits (14; RFC 8878's baselines, those of match lengths less 3, lose no bits so).
 struct FseEntry {
-  uint32_t base = 0;        // the symbol's baseline value (the symbol itself for Huffman weights)
-  uint16_t next_state = 0;  // added to the nb_bits read to form the next state
-  uint8_t nb_bits = 0;      // bits read for the next state
-  uint8_t extra_bits = 0;   // bits read and added to `base` for the value
+  uint32_t packed;
+
+  ZARRD_HD static FseEntry Make(uint32_t base, uint32_t extra_bits, uint32_t nb_bits,
+                                uint32_t next_state) {
+    return FseEntry{next_state | nb_bits << 9 | extra_bits << 13 | (base >> extra_bits) << 18};
+  }
+  ZARRD_HD uint32_t next_state() const { return packed & 0x1FF; }
+  ZARRD_HD uint32_t nb_bits() const { return (packed >> 9) & 15; }
+  ZARRD_HD uint32_t extra_bits() const { return (packed >> 13) & 31; }
+  // The symbol's baseline value (the symbol itself for Huffman weights).
+  ZARRD_HD uint32_t base() const { return (packed >> 18) << extra_bits(); }
 };
 
 constexpr uint32_t kFseMinLog = 5;
@@ -83,7 +94,7 @@ ZARRD_HD inline void BuildFseTable(const int16_t* norm, uint32_t max_symbol, uin
   int32_t high = int32_t(size) - 1;
   for (uint32_t s = 0; s <= max_symbol; ++s) {
     if (norm[s] == -1) {
-      table[high--].base = s;
+      table[high--].packed = s;
       next[s] = 1;
     } else {
       next[s] = uint16_t(norm[s]);
@@ -94,20 +105,17 @@ ZARRD_HD inline void BuildFseTable(const int16_t* norm, uint32_t max_symbol, uin
   uint32_t position = 0;
   for (uint32_t s = 0; s <= max_symbol; ++s) {
     for (int32_t i = 0; i < norm[s]; ++i) {
-      table[position].base = s;
+      table[position].packed = s;
       do {
         position = (position + step) & mask;
       } while (int32_t(position) > high);
     }
   }
   for (uint32_t u = 0; u < size; ++u) {
-    const uint32_t s = table[u].base;
+    const uint32_t s = table[u].packed;  // the symbol, spread above
     const uint32_t state = next[s]++;
     const uint32_t nb = log - HighBit32(state);
-    table[u].nb_bits = uint8_t(nb);
-    table[u].next_state = uint16_t((state << nb) - size);
-    table[u].base = base ? base[s] : s;
-    table[u].extra_bits = extra ? extra[s] : 0;
+    table[u] = FseEntry::Make(base ? base[s] : s, extra ? extra[s] : 0, nb, (state << nb) - size);
   }
 }
 

@@ -21,21 +21,26 @@ struct HufEntry {
 // Scratch for reading a tree description.
 struct HufScratch {
   uint8_t weights[256];
+  uint32_t rank_start[kHufMaxLog + 2];
+};
+
+// Scratch for decoding weights given as an FSE stream; done with before the decoding table is
+// written, so it may share the table's memory.
+struct WeightScratch {
   int16_t norm[256];
   uint16_t next[256];
   FseEntry fse[1 << kHufWeightsMaxLog];
-  uint32_t rank_start[kHufMaxLog + 2];
 };
 
 // Weights as an FSE stream decoded with two interleaved states until the stream runs out.
 ZARRD_HD inline DecodeError ReadFseWeights(const uint8_t* src, uint64_t size, HufScratch* s,
-                                           uint32_t* count) {
+                                           WeightScratch* w, uint32_t* count) {
   uint32_t log;
   uint64_t used;
-  const DecodeError e = ReadFseCounts(src, size, 255, kHufWeightsMaxLog, s->norm, &log, &used);
+  const DecodeError e = ReadFseCounts(src, size, 255, kHufWeightsMaxLog, w->norm, &log, &used);
   if (e != DecodeError::kOk) return e;
   if (used >= size) return DecodeError::kCorrupt;
-  BuildFseTable(s->norm, 255, log, nullptr, nullptr, s->fse, s->next);
+  BuildFseTable(w->norm, 255, log, nullptr, nullptr, w->fse, w->next);
   BackwardBitReader bits;
   if (!bits.Init(src + used, size - used)) return DecodeError::kCorrupt;
   uint32_t state1 = bits.Read(log);
@@ -43,17 +48,17 @@ ZARRD_HD inline DecodeError ReadFseWeights(const uint8_t* src, uint64_t size, Hu
   uint32_t n = 0;
   for (;;) {
     if (n > 253) return DecodeError::kCorrupt;
-    s->weights[n++] = uint8_t(s->fse[state1].base);
-    state1 = s->fse[state1].next_state + bits.Read(s->fse[state1].nb_bits);
+    s->weights[n++] = uint8_t(w->fse[state1].base());
+    state1 = w->fse[state1].next_state() + bits.Read(w->fse[state1].nb_bits());
     if (bits.BitsLeft() < 0) {
-      s->weights[n++] = uint8_t(s->fse[state2].base);
+      s->weights[n++] = uint8_t(w->fse[state2].base());
       break;
     }
     if (n > 253) return DecodeError::kCorrupt;
-    s->weights[n++] = uint8_t(s->fse[state2].base);
-    state2 = s->fse[state2].next_state + bits.Read(s->fse[state2].nb_bits);
+    s->weights[n++] = uint8_t(w->fse[state2].base());
+    state2 = w->fse[state2].next_state() + bits.Read(w->fse[state2].nb_bits());
     if (bits.BitsLeft() < 0) {
-      s->weights[n++] = uint8_t(s->fse[state1].base);
+      s->weights[n++] = uint8_t(w->fse[state1].base());
       break;
     }
   }
@@ -63,13 +68,14 @@ ZARRD_HD inline DecodeError ReadFseWeights(const uint8_t* src, uint64_t size, Hu
 
 // Reads the tree description at src and fills table[1 << *log]. Sets the bytes used.
 ZARRD_HD inline DecodeError ReadHuffmanTable(const uint8_t* src, uint64_t size, HufScratch* s,
-                                             HufEntry* table, uint32_t* log, uint64_t* used) {
+                                             WeightScratch* w, HufEntry* table, uint32_t* log,
+                                             uint64_t* used) {
   if (size == 0) return DecodeError::kTruncated;
   const uint32_t header = src[0];
   uint32_t count = 0;  // weights given; the last symbol's weight is implied
   if (header < 128) {
     if (header + 1 > size) return DecodeError::kTruncated;
-    const DecodeError e = ReadFseWeights(src + 1, header, s, &count);
+    const DecodeError e = ReadFseWeights(src + 1, header, s, w, &count);
     if (e != DecodeError::kOk) return e;
     *used = 1 + header;
   } else {

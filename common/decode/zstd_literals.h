@@ -19,14 +19,68 @@ struct Literals {
   uint32_t size = 0;
 };
 
+// The header of a literals section: its type (0 raw, 1 RLE, 2 Huffman, 3 Huffman with the
+// previous table), the literal count, and the bytes of the header and of the payload after it
+// (raw: the literals; RLE: the byte; Huffman: the tree description, if any, and the streams).
+struct LiteralsHeader {
+  uint32_t type = 0;
+  bool four_streams = false;
+  uint32_t header = 0;
+  uint32_t count = 0;
+  uint32_t payload = 0;
+};
+
+ZARRD_HD inline DecodeError ReadLiteralsHeader(const uint8_t* src, uint64_t size,
+                                               LiteralsHeader* h) {
+  if (size == 0) return DecodeError::kTruncated;
+  h->type = src[0] & 3;
+  const uint32_t format = (src[0] >> 2) & 3;
+  if (h->type <= 1) {  // raw or RLE
+    h->header = 1;
+    h->count = src[0] >> 3;
+    if (format == 1) {
+      h->header = 2;
+      if (size < 2) return DecodeError::kTruncated;
+      h->count = ReadLE16(src) >> 4;
+    } else if (format == 3) {
+      h->header = 3;
+      if (size < 3) return DecodeError::kTruncated;
+      h->count = ReadLE24(src) >> 4;
+    }
+    h->four_streams = false;
+    h->payload = h->type == 0 ? h->count : 1;
+  } else {
+    h->header = format <= 1 ? 3 : format == 2 ? 4 : 5;
+    if (size < h->header) return DecodeError::kTruncated;
+    if (h->header == 3) {
+      const uint32_t v = ReadLE24(src);
+      h->count = (v >> 4) & 0x3FF;
+      h->payload = (v >> 14) & 0x3FF;
+    } else if (h->header == 4) {
+      const uint32_t v = ReadLE32(src);
+      h->count = (v >> 4) & 0x3FFF;
+      h->payload = v >> 18;
+    } else {
+      const uint32_t v = ReadLE32(src);
+      h->count = (v >> 4) & 0x3FFFF;
+      h->payload = (v >> 22) + (uint32_t(src[4]) << 10);
+    }
+    h->four_streams = format != 0;
+  }
+  if (h->count > kBlockMax) return DecodeError::kCorrupt;
+  if (h->header + uint64_t(h->payload) > size) return DecodeError::kTruncated;
+  return DecodeError::kOk;
+}
+
+// Decodes `count` literals from the Huffman streams src[0..size) with table[1 << log] into out.
+// Called by all lanes.
 template <class L>
 ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, uint32_t count,
-                                           bool four_streams, ZstdWorkspace* ws,
-                                           const ZstdTables* t, const L& lanes) {
-  const uint32_t log = t->huf_log;
+                                           bool four_streams, const HufEntry* table, uint32_t log,
+                                           uint8_t* out, const L& lanes) {
   if (!four_streams) {
     bool ok = true;
-    if (lanes.Leader()) ok = DecodeHuffmanStream(t->huf, log, src, size, ws->literals, count);
+    if (lanes.Leader()) ok = DecodeHuffmanStream(table, log, src, size, out, count);
     lanes.Sync();
     return lanes.Broadcast(uint64_t(ok)) ? DecodeError::kOk : DecodeError::kCorrupt;
   }
@@ -42,8 +96,7 @@ ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, ui
     uint64_t begin = 6;
     for (uint32_t k = 0; k < s; ++k) begin += stream_size[k];
     const uint32_t n = s == 3 ? count - 3 * segment : segment;
-    ok = ok && DecodeHuffmanStream(t->huf, log, src + begin, stream_size[s],
-                                   ws->literals + s * segment, n);
+    ok = ok && DecodeHuffmanStream(table, log, src + begin, stream_size[s], out + s * segment, n);
   }
   lanes.Sync();
   return lanes.Any(!ok) ? DecodeError::kCorrupt : DecodeError::kOk;
@@ -54,64 +107,30 @@ ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, ui
 template <class L>
 ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorkspace* ws,
                                     ZstdTables* t, const L& lanes, Literals* out, uint64_t* used) {
-  if (size == 0) return DecodeError::kTruncated;
-  const uint32_t type = src[0] & 3;
-  const uint32_t format = (src[0] >> 2) & 3;
-  if (type <= 1) {  // raw or RLE
-    uint32_t header = 1;
-    uint32_t count = src[0] >> 3;
-    if (format == 1) {
-      header = 2;
-      if (size < 2) return DecodeError::kTruncated;
-      count = ReadLE16(src) >> 4;
-    } else if (format == 3) {
-      header = 3;
-      if (size < 3) return DecodeError::kTruncated;
-      count = ReadLE24(src) >> 4;
-    }
-    if (count > kBlockMax) return DecodeError::kCorrupt;
-    out->size = count;
-    if (type == 0) {
-      if (header + uint64_t(count) > size) return DecodeError::kTruncated;
-      out->data = src + header;
-      *used = header + uint64_t(count);
-      return DecodeError::kOk;
-    }
-    if (header + 1 > size) return DecodeError::kTruncated;
-    const uint8_t byte = src[header];
-    for (uint32_t i = lanes.lane; i < count; i += lanes.count) ws->literals[i] = byte;
-    lanes.Sync();
-    out->data = ws->literals;
-    *used = header + 1;
+  LiteralsHeader h;
+  const DecodeError he = ReadLiteralsHeader(src, size, &h);
+  if (he != DecodeError::kOk) return he;
+  const uint8_t* p = src + h.header;
+  out->size = h.count;
+  *used = h.header + uint64_t(h.payload);
+  if (h.type == 0) {
+    out->data = p;
     return DecodeError::kOk;
   }
-  // Huffman-coded, with a new table (2) or the previous one (3).
-  const uint32_t header = format <= 1 ? 3 : format == 2 ? 4 : 5;
-  if (size < header) return DecodeError::kTruncated;
-  uint32_t count, compressed;
-  if (header == 3) {
-    const uint32_t h = ReadLE24(src);
-    count = (h >> 4) & 0x3FF;
-    compressed = (h >> 14) & 0x3FF;
-  } else if (header == 4) {
-    const uint32_t h = ReadLE32(src);
-    count = (h >> 4) & 0x3FFF;
-    compressed = h >> 18;
-  } else {
-    const uint32_t h = ReadLE32(src);
-    count = (h >> 4) & 0x3FFFF;
-    compressed = (h >> 22) + (uint32_t(src[4]) << 10);
+  if (h.type == 1) {
+    for (uint32_t i = lanes.lane; i < h.count; i += lanes.count) ws->literals[i] = p[0];
+    lanes.Sync();
+    out->data = ws->literals;
+    return DecodeError::kOk;
   }
-  if (count > kBlockMax) return DecodeError::kCorrupt;
-  if (header + uint64_t(compressed) > size) return DecodeError::kTruncated;
-  const uint8_t* p = src + header;
-  uint64_t left = compressed;
-  if (type == 2) {
+  uint64_t left = h.payload;
+  if (h.type == 2) {
     DecodeError e = DecodeError::kOk;
     uint64_t table_size = 0;
     if (lanes.Leader()) {
       uint32_t log = 0;
-      e = ReadHuffmanTable(p, left, &ws->huf_scratch, t->huf, &log, &table_size);
+      e = ReadHuffmanTable(p, left, &ws->huf_scratch, &ws->weight_scratch, t->huf, &log,
+                           &table_size);
       if (e == DecodeError::kOk) t->huf_log = log;
     }
     lanes.Sync();
@@ -123,11 +142,10 @@ ZARRD_HD DecodeError DecodeLiterals(const uint8_t* src, uint64_t size, ZstdWorks
   } else if (t->huf_log == 0) {
     return DecodeError::kCorrupt;
   }
-  const DecodeError e = DecodeHuffmanLiterals(p, left, count, format != 0, ws, t, lanes);
+  const DecodeError e = DecodeHuffmanLiterals(p, left, h.count, h.four_streams, t->huf, t->huf_log,
+                                              ws->literals, lanes);
   if (e != DecodeError::kOk) return e;
   out->data = ws->literals;
-  out->size = count;
-  *used = header + uint64_t(compressed);
   return DecodeError::kOk;
 }
 

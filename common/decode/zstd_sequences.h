@@ -18,7 +18,10 @@ namespace zarrd::decode::zstd {
 
 enum class Field { kLiteralLength, kOffset, kMatchLength };
 
-// Baseline and extra bits of each code of a field (RFC 8878 3.1.1.3.2.1.1).
+constexpr uint32_t kMinMatch = 3;
+
+// Baseline and extra bits of each code of a field (RFC 8878 3.1.1.3.2.1.1); match length
+// baselines less kMinMatch.
 ZARRD_HD inline uint32_t FieldMaxSymbol(Field f) {
   return f == Field::kLiteralLength ? 35 : f == Field::kMatchLength ? 52 : 31;
 }
@@ -39,7 +42,7 @@ ZARRD_HD inline void FieldValues(Field f, uint32_t* base, uint8_t* extra) {
                  : c < 42  ? 4
                  : c == 42 ? 5
                            : uint8_t(c - 36);
-      base[c] = c <= 32 ? c + 3 : base[c - 1] + (1u << extra[c - 1]);
+      base[c] = c <= 32 ? c : base[c - 1] + (1u << extra[c - 1]);
     }
   }
 }
@@ -59,14 +62,11 @@ ZARRD_HD inline uint32_t PredefinedCounts(Field f, int16_t* norm) {
   return f == Field::kOffset ? 5 : 6;
 }
 
-// Builds (or keeps, for the repeat mode) the table of one field from src; sets the bytes used.
+// Builds the table of one field in `mode` (0 predefined, 1 RLE, 2 compressed; the repeat mode is
+// the caller's) from src; sets its log and the bytes used. `norm` and `next`: 64 entries.
 ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint8_t* src,
-                                              uint64_t size, ZstdWorkspace* ws, ZstdTables* t,
-                                              uint64_t* used) {
-  FseEntry* table = f == Field::kLiteralLength ? t->ll : f == Field::kMatchLength ? t->ml : t->of;
-  uint32_t* log = f == Field::kLiteralLength ? &t->ll_log
-                  : f == Field::kMatchLength ? &t->ml_log
-                                             : &t->of_log;
+                                              uint64_t size, int16_t* norm, uint16_t* next,
+                                              FseEntry* table, uint32_t* log, uint64_t* used) {
   const uint32_t max_log = f == Field::kOffset ? kOffsetLogMax : kMatchLogMax;
   const uint32_t max_symbol = FieldMaxSymbol(f);
   uint32_t base[53];
@@ -75,39 +75,33 @@ ZARRD_HD inline DecodeError ReadSequenceTable(Field f, uint32_t mode, const uint
   *used = 0;
   switch (mode) {
     case 0:
-      *log = PredefinedCounts(f, ws->norm);
-      BuildFseTable(ws->norm, max_symbol, *log, base, extra, table, ws->next);
+      *log = PredefinedCounts(f, norm);
+      BuildFseTable(norm, max_symbol, *log, base, extra, table, next);
       return DecodeError::kOk;
     case 1:
       if (size < 1) return DecodeError::kTruncated;
       if (src[0] > max_symbol) return DecodeError::kCorrupt;
-      table[0] = FseEntry{base[src[0]], 0, 0, extra[src[0]]};
+      table[0] = FseEntry::Make(base[src[0]], extra[src[0]], 0, 0);
       *log = 0;
       *used = 1;
       return DecodeError::kOk;
     case 2: {
-      const DecodeError e = ReadFseCounts(src, size, max_symbol, max_log, ws->norm, log, used);
+      const DecodeError e = ReadFseCounts(src, size, max_symbol, max_log, norm, log, used);
       if (e != DecodeError::kOk) return DecodeError::kCorrupt;
-      BuildFseTable(ws->norm, max_symbol, *log, base, extra, table, ws->next);
+      BuildFseTable(norm, max_symbol, *log, base, extra, table, next);
       return DecodeError::kOk;
     }
     default:
-      return t->fse_valid ? DecodeError::kOk : DecodeError::kCorrupt;
+      return DecodeError::kCorrupt;
   }
 }
 
-// Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
-ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
-                                                ZstdWorkspace* ws, ZstdTables* t, uint64_t* count,
-                                                uint64_t* used) {
+// The sequence count at the start of a sequences section; sets the bytes it took.
+ZARRD_HD inline DecodeError ReadSequenceCount(const uint8_t* src, uint64_t size, uint64_t* count,
+                                              uint64_t* used) {
   if (size < 1) return DecodeError::kTruncated;
   uint64_t n = src[0];
   uint64_t pos = 1;
-  if (n == 0) {
-    *count = 0;
-    *used = 1;
-    return DecodeError::kOk;
-  }
   if (n == 255) {
     if (size < 3) return DecodeError::kTruncated;
     n = ReadLE16(src + 1) + 0x7F00;
@@ -117,14 +111,49 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
     n = ((n - 128) << 8) + src[1];
     pos = 2;
   }
+  *count = n;
+  *used = pos;
+  return DecodeError::kOk;
+}
+
+// The fields in the order of their modes and tables in the section header, and where each
+// field's mode is in the modes byte.
+ZARRD_HD inline Field FieldAt(int i) {
+  return i == 0 ? Field::kLiteralLength : i == 1 ? Field::kOffset : Field::kMatchLength;
+}
+ZARRD_HD inline uint32_t ModeShift(int i) { return 6 - 2 * uint32_t(i); }
+
+// Reads the section header and tables (lane 0). Sets the sequence count and the bytes used.
+ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t size,
+                                                ZstdWorkspace* ws, ZstdTables* t, uint64_t* count,
+                                                uint64_t* used) {
+  uint64_t n = 0, pos = 0;
+  const DecodeError e = ReadSequenceCount(src, size, &n, &pos);
+  if (e != DecodeError::kOk) return e;
+  if (n == 0) {
+    *count = 0;
+    *used = 1;
+    return DecodeError::kOk;
+  }
   if (pos >= size) return DecodeError::kTruncated;
   const uint32_t modes = src[pos++];
-  const Field order[3] = {Field::kLiteralLength, Field::kOffset, Field::kMatchLength};
-  const uint32_t shift[3] = {6, 4, 2};
   for (int i = 0; i < 3; ++i) {
+    const Field f = FieldAt(i);
+    const uint32_t mode = (modes >> ModeShift(i)) & 3;
+    if (mode == 3) {
+      if (!t->fse_valid) return DecodeError::kCorrupt;
+      continue;
+    }
+    SequenceTables* fse = &t->fse;
+    FseEntry* table = f == Field::kLiteralLength ? fse->ll
+                      : f == Field::kMatchLength ? fse->ml
+                                                 : fse->of;
+    uint32_t* log = f == Field::kLiteralLength ? &fse->ll_log
+                    : f == Field::kMatchLength ? &fse->ml_log
+                                               : &fse->of_log;
     uint64_t table_used = 0;
-    const DecodeError e = ReadSequenceTable(order[i], (modes >> shift[i]) & 3, src + pos,
-                                            size - pos, ws, t, &table_used);
+    const DecodeError e = ReadSequenceTable(f, mode, src + pos, size - pos, ws->norm, ws->next,
+                                            table, log, &table_used);
     if (e != DecodeError::kOk) return e;
     pos += table_used;
   }
@@ -134,6 +163,57 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
   return DecodeError::kOk;
 }
 
+// The offset of a sequence from its offset value (RFC 8878 3.1.1.5): a new offset (value > 3) or
+// one of the repeat offsets, which it updates. An offset is (value, tag): tag 0 means the offset
+// `value`; tag j + 1 means max(r[j] - value, 1) of the repeat offsets r a block started with, so
+// that a block's sequences resolve without the blocks before it (Concrete resolves them).
+ZARRD_HD inline void SymbolicOffset(uint32_t offset_value, uint32_t literal_length, uint32_t* rep,
+                                    uint32_t* tag, uint32_t* value, uint32_t* value_tag) {
+  uint32_t v, t;
+  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);
+  if (offset_value > 3) {
+    v = offset_value - 3;
+    t = 0;
+  } else if (index == 1) {
+    *value = rep[0];
+    *value_tag = tag[0];
+    return;
+  } else if (index == 4) {
+    // as libzstd: a repeat of offset 0 means 1
+    v = tag[0] == 0 ? (rep[0] > 1 ? rep[0] - 1 : 1) : rep[0] + 1;
+    t = tag[0];
+  } else {  // index 2 or 3, chosen without indexing so that rep and tag stay in registers
+    v = index == 2 ? rep[1] : rep[2];
+    t = index == 2 ? tag[1] : tag[2];
+  }
+  if (index != 2) {
+    rep[2] = rep[1];
+    tag[2] = tag[1];
+  }
+  rep[1] = rep[0];
+  tag[1] = tag[0];
+  rep[0] = v;
+  tag[0] = t;
+  *value = v;
+  *value_tag = t;
+}
+
+// The offset (value, tag) of a block that started with the repeat offsets `start`.
+ZARRD_HD inline uint32_t Concrete(uint32_t value, uint32_t tag, const uint32_t* start) {
+  if (tag == 0) return value;
+  const uint32_t r = tag == 1 ? start[0] : tag == 2 ? start[1] : start[2];  // kept in registers
+  return r > value + 1 ? r - value : 1;
+}
+
+// SymbolicOffset with every repeat offset known.
+ZARRD_HD inline uint32_t ResolveOffset(uint32_t offset_value, uint32_t literal_length,
+                                       uint32_t* rep) {
+  uint32_t tag[3] = {0, 0, 0};
+  uint32_t value = 0, value_tag = 0;
+  SymbolicOffset(offset_value, literal_length, rep, tag, &value, &value_tag);
+  return value;
+}
+
 // Lane 0's decoder of the sequence bit stream; the repeat offsets live in its registers while it
 // decodes a block (Init loads them, SaveRepeats stores them for the next block).
 struct SequenceReader {
@@ -141,77 +221,79 @@ struct SequenceReader {
   uint32_t ll = 0, of = 0, ml = 0;
   uint32_t rep[3] = {};
 
-  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const ZstdTables* t) {
+  ZARRD_HD bool Init(const uint8_t* src, uint64_t size, const SequenceTables* t) {
     if (!bits.Init(src, size)) return false;
     ll = bits.Read(t->ll_log);
     of = bits.Read(t->of_log);
     ml = bits.Read(t->ml_log);
-    for (int i = 0; i < 3; ++i) rep[i] = t->rep[i];
     return true;
+  }
+  ZARRD_HD void LoadRepeats(const ZstdTables* t) {
+    for (int i = 0; i < 3; ++i) rep[i] = t->rep[i];
   }
   ZARRD_HD void SaveRepeats(ZstdTables* t) const {
     for (int i = 0; i < 3; ++i) t->rep[i] = rep[i];
   }
 
-  // Sets the lengths and offset of s.
-  ZARRD_HD void Next(const ZstdTables* t, bool last, Sequence* s) {
+  // The next sequence's lengths and offset value (before repeat offsets are resolved).
+  ZARRD_HD void NextValues(const SequenceTables* t, bool last, uint32_t* literal_length,
+                           uint32_t* match_length, uint32_t* offset_value) {
     const FseEntry l = t->ll[ll], m = t->ml[ml], o = t->of[of];
     bits.Ensure(31);  // offset extra bits: at most 31
-    const uint32_t offset_value = o.base + bits.ReadLoaded(o.extra_bits);
+    *offset_value = o.base() + bits.ReadLoaded(o.extra_bits());
     bits.Ensure(32);  // length extra bits: at most 16 each
-    s->match_length = m.base + bits.ReadLoaded(m.extra_bits);
-    s->literal_length = l.base + bits.ReadLoaded(l.extra_bits);
-    if (offset_value > 3) {
-      s->offset = offset_value - 3;
-      rep[2] = rep[1];
-      rep[1] = rep[0];
-      rep[0] = s->offset;
-    } else {
-      const uint32_t index = offset_value + (s->literal_length == 0 ? 1 : 0);
-      if (index == 1) {
-        s->offset = rep[0];
-      } else {
-        uint32_t offset = index == 4 ? rep[0] - 1 : rep[index - 1];
-        if (offset == 0) offset = 1;  // as libzstd: a repeat of offset 0 means 1
-        if (index != 2) rep[2] = rep[1];
-        rep[1] = rep[0];
-        rep[0] = offset;
-        s->offset = offset;
-      }
-    }
+    *match_length = kMinMatch + m.base() + bits.ReadLoaded(m.extra_bits());
+    *literal_length = l.base() + bits.ReadLoaded(l.extra_bits());
     if (!last) {
       bits.Ensure(kLiteralsLogMax + kMatchLogMax + kOffsetLogMax);  // state bits: at most the logs
-      ll = l.next_state + bits.ReadLoaded(l.nb_bits);
-      ml = m.next_state + bits.ReadLoaded(m.nb_bits);
-      of = o.next_state + bits.ReadLoaded(o.nb_bits);
+      ll = l.next_state() + bits.ReadLoaded(l.nb_bits());
+      ml = m.next_state() + bits.ReadLoaded(m.nb_bits());
+      of = o.next_state() + bits.ReadLoaded(o.nb_bits());
     }
+  }
+
+  // Sets the lengths and offset of s.
+  ZARRD_HD void Next(const SequenceTables* t, bool last, Sequence* s) {
+    uint32_t offset_value = 0;
+    NextValues(t, last, &s->literal_length, &s->match_length, &offset_value);
+    s->offset = ResolveOffset(offset_value, s->literal_length, rep);
   }
 };
 
-// Lane 0: decodes the next n sequences into t->seq, checking each in order before placing it:
-// its literals within the lit_left literals left, its output within the out_left bytes of dst
-// left, its match within the `history` bytes of the frame before the batch and the batch's own
-// output. Sets the batch's literal and output lengths.
+// Checks sequence s, the i-th of batch b, before placing it there: its literals within the
+// lit_left literals left, its output within the out_left bytes of dst left, its match within the
+// `history` bytes of the frame before the batch and the batch's output before it (`out`), whose
+// literal and output lengths (`lit`, `out`) it then advances.
+ZARRD_HD inline DecodeError PlaceSequence(Sequence s, uint32_t i, uint64_t lit_left,
+                                          uint64_t out_left, uint64_t history, uint32_t* lit,
+                                          uint32_t* out, SequenceBatch* b) {
+  if (s.literal_length > lit_left - *lit) return DecodeError::kCorrupt;
+  const uint32_t length = s.literal_length + s.match_length;
+  if (length > out_left - *out) return DecodeError::kOutputOverrun;
+  if (s.offset > history + *out + s.literal_length) return DecodeError::kCorrupt;
+  s.lit = *lit;
+  s.out = *out;
+  b->seq[i] = s;
+  if (length > kShortSequence) b->long_seq[b->long_count++] = uint8_t(i);
+  *lit += s.literal_length;
+  *out += length;
+  return DecodeError::kOk;
+}
+
+// Lane 0: decodes the next n sequences into t->batch, each checked and placed (PlaceSequence).
+// Sets the batch's literal and output lengths.
 ZARRD_HD inline DecodeError DecodeSequenceBatch(SequenceReader* reader, ZstdTables* t, uint32_t n,
                                                 bool last_batch, uint64_t lit_left,
                                                 uint64_t out_left, uint64_t history,
                                                 uint32_t* lit_length, uint32_t* out_length) {
-  uint32_t lit = 0, out = 0, long_count = 0;
+  uint32_t lit = 0, out = 0;
+  t->batch.long_count = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Sequence s;
-    reader->Next(t, last_batch && i + 1 == n, &s);
-    if (s.literal_length > lit_left - lit) return DecodeError::kCorrupt;
-    const uint32_t length = s.literal_length + s.match_length;
-    if (length > out_left - out) return DecodeError::kOutputOverrun;
-    if (s.offset > history + out + s.literal_length) return DecodeError::kCorrupt;
-    s.lit = lit;
-    s.out = out;
-    t->seq[i] = s;
-    if (length > kShortSequence) t->long_seq[long_count++] = uint8_t(i);
-    lit += s.literal_length;
-    out += length;
+    reader->Next(&t->fse, last_batch && i + 1 == n, &s);
+    const DecodeError e = PlaceSequence(s, i, lit_left, out_left, history, &lit, &out, &t->batch);
+    if (e != DecodeError::kOk) return e;
   }
-  t->long_count = long_count;
   *lit_length = lit;
   *out_length = out;
   return DecodeError::kOk;
@@ -232,7 +314,10 @@ ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals
   SequenceReader reader;
   if (count > 0) {
     bool ok = true;
-    if (lanes.Leader()) ok = reader.Init(src + used, size - used, t);
+    if (lanes.Leader()) {
+      ok = reader.Init(src + used, size - used, &t->fse);
+      reader.LoadRepeats(t);
+    }
     if (!lanes.Broadcast(uint64_t(ok))) return DecodeError::kCorrupt;
   }
   uint64_t op = *out;
@@ -247,9 +332,9 @@ ZARRD_HD DecodeError DecodeSequences(const uint8_t* src, uint64_t size, Literals
     e = lanes.Broadcast(e);
     if (e != DecodeError::kOk) return e;
     const uint64_t lengths = lanes.Broadcast(uint64_t(lit_length) << 32 | out_length);
-    lanes.Sync();  // the batch in t->seq
-    ExecuteSequenceBatch(t, n, lit.data + lit_pos, dst + op, lanes);
-    lanes.Sync();  // the batch's output before the next batch reads it; t->seq free again
+    lanes.Sync();  // the batch in t->batch
+    ExecuteSequenceBatch(&t->batch, n, lit.data + lit_pos, dst + op, lanes);
+    lanes.Sync();  // the batch's output before the next batch reads it; t->batch free again
     lit_pos += lengths >> 32;
     op += uint32_t(lengths);
     done += n;

@@ -46,10 +46,17 @@ bool LibDecompress(const uint8_t* src, size_t size, size_t capacity, Buffer* out
   return true;
 }
 
-DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buffer* out) {
+const char* ZstdCoreName(ZstdCore core) { return core == ZstdCore::kFrames ? "frames" : "blocks"; }
+
+DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buffer* out,
+                          ZstdCore core) {
   static thread_local std::unique_ptr<ZstdWorkspace> ws(new ZstdWorkspace);
+  static thread_local std::unique_ptr<ZstdBlockScratch> scratch(new ZstdBlockScratch);
   out->assign(dst_size, 0);
   uint64_t written = 0;
+  if (core == ZstdCore::kBlocks) {
+    return DecodeZstdBlocks(src, size, out->data(), dst_size, &written, scratch.get());
+  }
   return DecodeZstd(src, size, out->data(), dst_size, &written, ws.get());
 }
 

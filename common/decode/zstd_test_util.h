@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/decode/zstd_blocks.h"
 #include "common/decode/zstd_decode.h"
 
 namespace zarrd::decode::testing {
@@ -26,8 +27,14 @@ Buffer LibCompress(const Buffer& in, const CompressOptions& options);
 // rejects the input.
 bool LibDecompress(const uint8_t* src, size_t size, size_t capacity, Buffer* out);
 
-// Our decoder on the host into exactly dst_size bytes.
-DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buffer* out);
+// Our decoders: DecodeZstd (frame by frame, the one-lane decoder that blosc's zstd blocks use)
+// and DecodeZstdBlocks (block-parallel, the GPU kernels' steps in order on one lane).
+enum class ZstdCore { kFrames, kBlocks };
+const char* ZstdCoreName(ZstdCore core);
+
+// One of our decoders on the host into exactly dst_size bytes.
+DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buffer* out,
+                          ZstdCore core = ZstdCore::kFrames);
 
 // A skippable frame (magic 0x184D2A5n) holding `payload`.
 Buffer SkippableFrame(uint32_t n, const Buffer& payload);

@@ -31,9 +31,19 @@ struct Sequence {
   uint32_t out;
 };
 
+// A batch of decoded sequences that the lanes execute at once (zstd_execute.h), and those of
+// its sequences longer than kShortSequence (indices into seq), which all lanes copy together
+// after each lane has copied its short ones.
+struct SequenceBatch {
+  Sequence seq[kSequenceBatch];
+  uint8_t long_seq[kSequenceBatch];
+  uint32_t long_count;
+};
+
 // The lanes running one decoder: on the GPU the 32 lanes of a warp (count 32), on the host one
-// (count 1). Serial steps run on lane 0 and their results reach the others through Broadcast or
-// the workspace after Sync; copies are split across all lanes.
+// (count 1; the tests give other counts with lanes of their own). Serial steps run on lane 0 and
+// their results reach the others through Broadcast or the workspace after Sync; copies are split
+// across all lanes.
 struct Lanes {
   uint32_t lane = 0;
   uint32_t count = 1;
@@ -59,24 +69,51 @@ struct Lanes {
 #endif
     return b;
   }
+  // Lane `from`'s v, in every lane.
+  ZARRD_HD uint64_t Shuffle(uint64_t v, uint32_t from) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) return __shfl_sync(0xffffffffu, static_cast<unsigned long long>(v), from);
+#endif
+    return v;
+  }
+  // The sum of v over lanes 0..lane.
+  ZARRD_HD uint32_t ScanAdd(uint32_t v) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) {
+      for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t below = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += below;
+      }
+    }
+#endif
+    return v;
+  }
+  // Bit i set when lane i's b is.
+  ZARRD_HD uint32_t Ballot(bool b) const {
+#if defined(__CUDA_ARCH__)
+    if (count > 1) return __ballot_sync(0xffffffffu, b);
+#endif
+    return b ? 1u : 0u;
+  }
+};
+
+// The three FSE tables of the sequences.
+struct SequenceTables {
+  FseEntry ll[1 << kLiteralsLogMax];
+  FseEntry ml[1 << kMatchLogMax];
+  FseEntry of[1 << kOffsetLogMax];
+  uint32_t ll_log, ml_log, of_log;
 };
 
 // What every literal and sequence reads: the entropy tables, which persist across the blocks of
 // a frame for the repeat modes, the repeat offsets and a batch of decoded sequences. About 19 KiB.
 struct ZstdTables {
   HufEntry huf[1 << kHufMaxLog];
-  FseEntry ll[1 << kLiteralsLogMax];
-  FseEntry ml[1 << kMatchLogMax];
-  FseEntry of[1 << kOffsetLogMax];
+  SequenceTables fse;
   uint32_t huf_log;  // 0: no table yet in this frame (treeless literals are corrupt)
-  uint32_t ll_log, ml_log, of_log;
-  bool fse_valid;  // tables exist for the repeat mode
+  bool fse_valid;    // tables exist for the repeat mode
   uint32_t rep[3];
-  Sequence seq[kSequenceBatch];
-  // The batch's sequences longer than kShortSequence (indices into seq), which all lanes copy
-  // together after each lane has copied its short ones.
-  uint8_t long_seq[kSequenceBatch];
-  uint32_t long_count;
+  SequenceBatch batch;
 };
 
 }  // namespace zstd
@@ -87,6 +124,7 @@ struct ZstdTables {
 struct ZstdWorkspace {
   zstd::ZstdTables tables;
   zstd::HufScratch huf_scratch;
+  zstd::WeightScratch weight_scratch;
   int16_t norm[64];
   uint16_t next[64];
   uint8_t literals[zstd::kBlockMax];

@@ -1,5 +1,6 @@
 // libFuzzer target: the input, compressed by libzstd at a level and with frame options taken
-// from its first byte, must decode with our zstd decoder to the input itself.
+// from its first byte, must decode with both our zstd decoders (frame by frame and block-parallel)
+// to the input itself.
 #include <cstdint>
 #include <cstdlib>
 
@@ -17,10 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Buffer input(data + 1, data + size);
   const Buffer frame = LibCompress(input, o);
   if (frame.empty()) std::abort();
-  Buffer ours;
-  if (OurDecompress(frame.data(), frame.size(), input.size(), &ours) != DecodeError::kOk) {
-    std::abort();
+  for (ZstdCore core : {ZstdCore::kFrames, ZstdCore::kBlocks}) {
+    Buffer ours;
+    if (OurDecompress(frame.data(), frame.size(), input.size(), &ours, core) != DecodeError::kOk) {
+      std::abort();
+    }
+    if (ours != input) std::abort();
   }
-  if (ours != input) std::abort();
   return 0;
 }

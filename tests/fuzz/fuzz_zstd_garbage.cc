@@ -1,6 +1,8 @@
-// libFuzzer target: arbitrary bytes through our zstd decoder must fail cleanly or decode; when
-// libzstd also decodes them, to the same bytes. (libzstd accepts some streams that RFC 8878 calls
-// corrupt and we reject, so rejecting what libzstd accepts is allowed.)
+// libFuzzer target: arbitrary bytes through our zstd decoders must fail cleanly or decode; when
+// libzstd also decodes them, to the same bytes; the block-parallel core accepts what the
+// frame-by-frame one accepts (or says kUnsupported: too many blocks), with the same bytes. (libzstd
+// accepts some streams that RFC 8878 calls corrupt and we reject, so rejecting what libzstd accepts
+// is allowed.)
 #include <cstdint>
 #include <cstdlib>
 
@@ -15,5 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t dst_size = lib_ok ? lib.size() : 4096;
   const DecodeError e = OurDecompress(data, size, dst_size, &ours);
   if (lib_ok && e == DecodeError::kOk && ours != lib) std::abort();
+  Buffer blocks;
+  const DecodeError b = OurDecompress(data, size, dst_size, &blocks, ZstdCore::kBlocks);
+  if (b != DecodeError::kUnsupported && (b == DecodeError::kOk) != (e == DecodeError::kOk)) {
+    std::abort();
+  }
+  if (b == DecodeError::kOk && e == DecodeError::kOk && blocks != ours) std::abort();
   return 0;
 }
