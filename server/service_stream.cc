@@ -103,6 +103,24 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     WriteNext(lock);
   }
 
+  // Pieces queued for the client at most: about 64 MiB.
+  size_t MaxQueued() const {
+    return std::max<size_t>(4, 2 * (32u << 20) / state_.config.stream_piece_bytes);
+  }
+
+  // The stream's first message: the result's descriptor.
+  Status PushDescriptor(const PreparedRead& read) {
+    pb::GetItemResponse first;
+    *first.mutable_array() = read.descriptor;
+    grpc::ByteBuffer message;
+    bool own = false;
+    if (!grpc::SerializationTraits<pb::GetItemResponse>::Serialize(first, &message, &own).ok()) {
+      return Internal("cannot serialize the stream's first message");
+    }
+    if (!Push(std::move(message), MaxQueued())) return Cancelled("client went away");
+    return OkStatus();
+  }
+
   Status ProduceAll() {
     if (!parsed_.ok()) return InvalidArgument("GetItemStream: the request does not parse");
     ZARRD_RETURN_IF_ERROR(scope_.Admitted());
@@ -117,19 +135,11 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     const ArrayMetadata& m = *read.metadata;
     if (read.strings()) return ProduceStrings(read);
-    pb::GetItemResponse first;
-    *first.mutable_array() = read.descriptor;
     const uint64_t nbytes = read.nbytes();
     const auto& config = state_.config;
     const size_t piece = config.stream_piece_bytes;
-    const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
-    grpc::ByteBuffer first_message;
-    bool own = false;
-    if (!grpc::SerializationTraits<pb::GetItemResponse>::Serialize(first, &first_message, &own)
-             .ok()) {
-      return Internal("cannot serialize the stream's first message");
-    }
-    if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
+    const size_t max_queued = MaxQueued();
+    ZARRD_RETURN_IF_ERROR(PushDescriptor(read));
     // Bands of about four pieces, on edges of the chunk grid (of shards when sharded). An
     // advanced selection is read in one band: its chunks are not banded.
     const bool one_band = read.advanced.has_value();
@@ -174,17 +184,9 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   Status ProduceStrings(PreparedRead& read) {
     IoOptions io{.pool = &state_.stream_decoder, .cancelled = &cancelled_flag_};
     ZARRD_ASSIGN_OR_RETURN(std::string wire, read.ReadStrings(io, state_.config.max_result_bytes));
-    pb::GetItemResponse first;
-    *first.mutable_array() = read.descriptor;
     const size_t piece = state_.config.stream_piece_bytes;
-    const size_t max_queued = std::max<size_t>(4, 2 * (32u << 20) / piece);
-    grpc::ByteBuffer first_message;
-    bool own = false;
-    if (!grpc::SerializationTraits<pb::GetItemResponse>::Serialize(first, &first_message, &own)
-             .ok()) {
-      return Internal("cannot serialize the stream's first message");
-    }
-    if (!Push(std::move(first_message), max_queued)) return Cancelled("client went away");
+    const size_t max_queued = MaxQueued();
+    ZARRD_RETURN_IF_ERROR(PushDescriptor(read));
     // Its bytes come out of the budget all streams share until its last piece has been sent.
     const size_t n = wire.size();
     ByteBudget& budget = state_.stream_budget;

@@ -65,6 +65,17 @@ def json_fill_value(value, dtype):
     return int(value)
 
 
+def _sharded(inner, chunks, shards):
+    """The codecs and chunk grid of inner chunks `chunks` with `codecs` inner, in shards of
+    `shards` when given (the index as zarr-python writes it: bytes + crc32c, at the end)."""
+    if shards is None:
+        return inner, chunks
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": chunks, "codecs": inner,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}]}}], [int(s) for s in shards]
+
+
 def _vlen_metadata(kind, shape, chunks, fill_value, compressors, shards, dimension_names,
                    attributes, zarr_format, order, filters):
     """Variable-length strings as zarr-python writes them: v3 data_type "string" (or "bytes")
@@ -99,13 +110,7 @@ def _vlen_metadata(kind, shape, chunks, fill_value, compressors, shards, dimensi
     inner = [{"name": codec, "configuration": {}}] + _compressors(compressors, _V3_COMPRESSOR, 1)
     if order == "F":
         inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
-    codecs = inner
-    if shards is not None:
-        codecs = [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": chunks, "codecs": inner,
-            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                             {"name": "crc32c"}]}}]
-        chunks = [int(s) for s in shards]
+    codecs, chunks = _sharded(inner, chunks, shards)
     meta = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": kind,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
@@ -207,14 +212,7 @@ def array_metadata(shape, dtype, chunks=None, fill_value=0, codecs=None, compres
             _compressors(compressors, _V3_COMPRESSOR, dtype.itemsize)
         if order == "F":
             inner.insert(0, {"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
-        if shards is not None:
-            codecs = [{"name": "sharding_indexed", "configuration": {
-                "chunk_shape": chunks, "codecs": inner,
-                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                                 {"name": "crc32c"}]}}]
-            chunks = [int(s) for s in shards]
-        else:
-            codecs = inner
+        codecs, chunks = _sharded(inner, chunks, shards)
     meta = {"zarr_format": 3, "node_type": "array", "shape": shape,
             "data_type": v3_data_type(dtype),
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
