@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -121,45 +122,20 @@ class CudaDeviceBackend final : public DeviceBackend {
 
   Result<DeviceResult> Read(const Array& array, const ResolvedSelection& selection, uint64_t nbytes,
                             const DeviceReadTarget& target, const IoOptions& io) override {
-    DeviceResult out;
-    if (target.region) {
-      const DeviceRegionSlice& slice = *target.region;
-      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(slice.region_id));
-      if (!target.device_uuid.empty() && target.device_uuid != region->device->info.uuid) {
-        return InvalidArgument("device_region " + region->id + " is on " +
-                               region->device->info.uuid + ", not " + target.device_uuid);
-      }
-      if (slice.nbytes != nbytes) {
-        return InvalidArgument("device_region.nbytes is " + std::to_string(slice.nbytes) +
-                               ", the result has " + std::to_string(nbytes));
-      }
-      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, slice.offset, nbytes));
-      ZARRD_RETURN_IF_ERROR(ReadInto(*region->device, array, selection, target, io,
-                                     region->data() + slice.offset, region, &out));
-      out.gpu_uuid = region->device->info.uuid;
-      out.offset = slice.offset;
-      out.nbytes = nbytes;
-      return out;
-    }
-    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(target.device_uuid));
-    ZARRD_ASSIGN_OR_RETURN(auto allocation, device->pool->Allocate(nbytes));
-    ZARRD_RETURN_IF_ERROR(
-        ReadInto(*device, array, selection, target, io, allocation->data(), allocation, &out));
-    ZARRD_ASSIGN_OR_RETURN(auto handle, device->pool->IpcHandle(allocation->slab_id()));
-    Lease lease{.client_pid = target.client_pid,
-                .data = allocation->data(),
-                .nbytes = nbytes,
-                .device = device->info.uuid};
-    out.slab_id = allocation->slab_id();
-    out.offset = allocation->offset();
-    lease.memory = std::move(allocation);
-    ZARRD_ASSIGN_OR_RETURN(LeaseGrant granted, leases_.Grant(std::move(lease)));
-    out.gpu_uuid = device->info.uuid;
-    out.ipc_handle.assign(handle.begin(), handle.end());
-    out.nbytes = nbytes;
-    out.lease_id = granted.id;
-    out.lease_expiry_unix_ms = UnixMillis(granted.expiry);
-    return out;
+    return Deliver(
+        nbytes, target,
+        [&](Device& device, uint8_t* dst, std::shared_ptr<const void> hold, DeviceResult* out) {
+          return ReadInto(device, array, selection, target, io, dst, std::move(hold), out);
+        });
+  }
+
+  Result<DeviceResult> Upload(ByteView values, const DeviceReadTarget& target) override {
+    return Deliver(values.size(), target,
+                   [&](Device&, uint8_t* dst, std::shared_ptr<const void>, DeviceResult*) {
+                     return cu::CudaStatus(
+                         cudaMemcpy(dst, values.data(), values.size(), cudaMemcpyHostToDevice),
+                         "upload of a result gathered on the host");
+                   });
   }
 
   Result<uint64_t> Write(Array& array, const ResolvedSelection& selection,
@@ -248,6 +224,50 @@ class CudaDeviceBackend final : public DeviceBackend {
   }
 
  private:
+  // Puts `nbytes` of result where `target` says (a device region, else a new leased allocation),
+  // `fill` writing them at `dst` on `device`.
+  using Fill = std::function<Status(Device& device, uint8_t* dst, std::shared_ptr<const void> hold,
+                                    DeviceResult* out)>;
+  Result<DeviceResult> Deliver(uint64_t nbytes, const DeviceReadTarget& target, const Fill& fill) {
+    DeviceResult out;
+    if (target.region) {
+      const DeviceRegionSlice& slice = *target.region;
+      ZARRD_ASSIGN_OR_RETURN(auto region, FindRegion(slice.region_id));
+      if (!target.device_uuid.empty() && target.device_uuid != region->device->info.uuid) {
+        return InvalidArgument("device_region " + region->id + " is on " +
+                               region->device->info.uuid + ", not " + target.device_uuid);
+      }
+      if (slice.nbytes != nbytes) {
+        return InvalidArgument("device_region.nbytes is " + std::to_string(slice.nbytes) +
+                               ", the result has " + std::to_string(nbytes));
+      }
+      ZARRD_RETURN_IF_ERROR(CheckSlice(*region, slice.offset, nbytes));
+      ZARRD_RETURN_IF_ERROR(fill(*region->device, region->data() + slice.offset, region, &out));
+      out.gpu_uuid = region->device->info.uuid;
+      out.offset = slice.offset;
+      out.nbytes = nbytes;
+      return out;
+    }
+    ZARRD_ASSIGN_OR_RETURN(Device * device, FindDevice(target.device_uuid));
+    ZARRD_ASSIGN_OR_RETURN(auto allocation, device->pool->Allocate(nbytes));
+    ZARRD_RETURN_IF_ERROR(fill(*device, allocation->data(), allocation, &out));
+    ZARRD_ASSIGN_OR_RETURN(auto handle, device->pool->IpcHandle(allocation->slab_id()));
+    Lease lease{.client_pid = target.client_pid,
+                .data = allocation->data(),
+                .nbytes = nbytes,
+                .device = device->info.uuid};
+    out.slab_id = allocation->slab_id();
+    out.offset = allocation->offset();
+    lease.memory = std::move(allocation);
+    ZARRD_ASSIGN_OR_RETURN(LeaseGrant granted, leases_.Grant(std::move(lease)));
+    out.gpu_uuid = device->info.uuid;
+    out.ipc_handle.assign(handle.begin(), handle.end());
+    out.nbytes = nbytes;
+    out.lease_id = granted.id;
+    out.lease_expiry_unix_ms = UnixMillis(granted.expiry);
+    return out;
+  }
+
   Result<Device*> FindDevice(const std::string& uuid) {
     if (devices_.empty()) return FailedPrecondition("no CUDA device is served by this zarrd");
     if (uuid.empty()) return devices_.front().get();
@@ -324,11 +344,10 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
     return MakeNoDeviceBackend(visible.status().message());
   }
   auto backend = std::make_unique<CudaDeviceBackend>(config);
-  spdlog::info(
-      "gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
-      config.gpu_decode == GpuDecodeMode::kAlways
-          ? "on the GPU where its kernels can"
-          : "on the GPU for blosc reads of at least gpu_decode_min_chunks chunks (auto)");
+  spdlog::info("gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
+               config.gpu_decode == GpuDecodeMode::kAlways
+                   ? "on the GPU where its kernels can"
+                   : "on the GPU for blosc reads of at least gpu_decode_min_chunks chunks (auto)");
   if (config.devices) {
     for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
   } else {

@@ -14,6 +14,9 @@ class NoDeviceBackend final : public DeviceBackend {
                             const DeviceReadTarget&, const IoOptions&) override {
     return Refuse("DEVICE results");
   }
+  Result<DeviceResult> Upload(ByteView, const DeviceReadTarget&) override {
+    return Refuse("DEVICE results");
+  }
   Result<uint64_t> Write(Array&, const ResolvedSelection&, const DeviceWriteSource&,
                          const IoOptions&) override {
     return Refuse("input in GPU memory");

@@ -96,10 +96,6 @@ Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRe
     read.gpu_decode = o->gpu_decode;
   }
   if (IsAdvanced(req.selection())) {
-    if (read.prototype == PrototypeKind::kDevice) {
-      return InvalidArgument(ArrayName(req.path()) +
-                             ": orthogonal, point and mask selections are served as HOST results");
-    }
     ZARRD_ASSIGN_OR_RETURN(read.advanced,
                            ResolveAdvanced(m, req.path(), req.selection(), config.max_result_bytes,
                                            "max_result_bytes"));

@@ -61,7 +61,7 @@ TEST(PrepareRead, RefusesResultsOverMaxResultBytesNamingTheArray) {
   EXPECT_TRUE(PrepareRead(config, Request({}), MakeArray()).ok());
 }
 
-TEST(PrepareRead, AdvancedSelectionsAreHostResults) {
+TEST(PrepareRead, AdvancedSelectionsTakeEitherPrototype) {
   pb::GetItemRequest req = Request({});
   req.mutable_selection()->set_mode(pb::SELECTION_MODE_ORTHOGONAL);
   auto* rows = req.mutable_selection()->add_items()->mutable_indices();
@@ -73,8 +73,10 @@ TEST(PrepareRead, AdvancedSelectionsAreHostResults) {
   // numpy: np.zeros((100, 60))[np.ix_([7, 3, 3], np.arange(60))].shape == (3, 60)
   EXPECT_EQ(read->nbytes(), 3u * 60 * 4);
   req.set_prototype(pb::PROTOTYPE_DEVICE);
-  EXPECT_EQ(PrepareRead(ServerConfig{}, req, MakeArray()).status().code(),
-            StatusCode::kInvalidArgument);
+  read = PrepareRead(ServerConfig{}, req, MakeArray());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->prototype, PrototypeKind::kDevice);
+  EXPECT_EQ(read->nbytes(), 3u * 60 * 4);
 }
 
 TEST(ResolvePrototype, RequestThenOverrideThenRankThenDefault) {

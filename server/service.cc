@@ -127,9 +127,16 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         if (read.prototype == PrototypeKind::kDevice) {
           DeviceReadTarget target = DeviceReadTargetFromWire(*req);
           target.gpu_decode = read.gpu_decode;
-          ZARRD_ASSIGN_OR_RETURN(
-              DeviceResult result,
-              state_.devices->Read(*read.array, read.selection, nbytes, target, io));
+          auto deliver = [&]() -> Result<DeviceResult> {
+            if (!read.advanced) {
+              return state_.devices->Read(*read.array, read.selection, nbytes, target, io);
+            }
+            // Gathered on the host (each chunk decoded once), then one upload.
+            std::vector<uint8_t> values(nbytes);
+            ZARRD_RETURN_IF_ERROR(read.ReadInto(values.data(), values.size(), io));
+            return state_.devices->Upload(values, target);
+          };
+          ZARRD_ASSIGN_OR_RETURN(DeviceResult result, deliver());
           DeviceResultToWire(result, state_.epoch, resp->mutable_device_buffer());
           state_.metrics->BytesRead("device", nbytes);
           return OkStatus();

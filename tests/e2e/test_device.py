@@ -426,6 +426,10 @@ def test_cpp_client_opens_no_handle_after_warm_up_and_drops_them_on_restart(gpu_
         for s in [(), (slice(3, None, 5), slice(None, None, -2))]:  # complete in a stream's order
             a = ask(f"stream local c {text(s)}")
             assert (a["sum"], a["weighted"]) == checksum(values[s])
+        # An orthogonal selection (index lists, repeated and out of order) as a DEVICE result:
+        # gathered on the server's host, uploaded once.
+        a = ask("get local c [7,3,3,399],::-7")
+        assert (a["sum"], a["weighted"]) == checksum(values[np.ix_([7, 3, 3, 399], np.arange(300)[::-7])])
         assert pool(stub).leases == 0  # each DeviceArray released its lease when destroyed
         ask("copy local c c2")  # SetItem from the lease of a DEVICE result
         host = stub.GetItem(pb.GetItemRequest(store="local", path="c2", prototype=pb.PROTOTYPE_HOST,
