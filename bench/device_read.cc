@@ -62,7 +62,7 @@ class PlanOnlySink final : public ChunkSink {
   Result<Buffer> Begin(const Placement&, size_t) override { return Internal("not decoding"); }
   Status Commit(const Placement&, const Buffer&) override { return OkStatus(); }
   Status Fill(const Placement&, const uint8_t*, size_t) override { return OkStatus(); }
-  bool accepts_device_values() const override { return true; }
+  bool accepts_device_values(int) const override { return true; }
   Status CommitDevice(const Placement&, const DeviceValue&) override { return OkStatus(); }
 };
 

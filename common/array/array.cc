@@ -295,7 +295,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   ZARRD_ASSIGN_OR_RETURN(const ChunkSpec spec, EngineSpec(m, options));
   const size_t es = ItemSize(m.dtype);
   const bool raw = IsRawChain(m) && spec.num_bytes() > 0;
-  DeviceResidentStore* device = sink.accepts_device_values() ? AsDeviceResident(*store_) : nullptr;
+  DeviceResidentStore* device = AsDeviceResident(*store_);
+  if (device && !sink.accepts_device_values(device->device())) device = nullptr;
   const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());

@@ -38,9 +38,9 @@ class ChunkSink {
   // Begin's buffer. Otherwise they come through a private buffer and are copied in.
   virtual bool reads_raw_chunks_into_buffers() const { return true; }
 
-  // Sinks that place on the GPU take chunks that already live in GPU memory (a device-resident
-  // store holding raw chunks) without a trip through the host.
-  virtual bool accepts_device_values() const { return false; }
+  // Sinks that place on the GPU take chunks that already live in GPU memory of `device` (a
+  // device-resident store) without a trip through the host.
+  virtual bool accepts_device_values(int device) const { return false; }
   virtual Status CommitDevice(const Placement& p, const DeviceValue& value) {
     return Unimplemented("this result is not in GPU memory");
   }

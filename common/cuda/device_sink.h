@@ -51,7 +51,8 @@ class DeviceSink final : public ChunkSink {
   // Files read straight into pinned staging made the H200's R2 read to the GPU slower: 28-29
   // GB/s, against 35-38 through a private buffer in the runs around it (bench/RESULTS.md).
   bool reads_raw_chunks_into_buffers() const override { return false; }
-  bool accepts_device_values() const override { return true; }
+  // Values on another GPU come through the host: reading them in place needs peer access.
+  bool accepts_device_values(int device) const override { return device == staging_.device(); }
   Status CommitDevice(const Placement& p, const DeviceValue& value) override;
   bool accepts_encoded(CompressorFamily kind) const override {
     return gpu_decode_.Use(num_chunks_, kind);

@@ -149,6 +149,17 @@ TEST(DeviceSinkGroups, ChunksOfOneAndFourMiBInFullAndPartialGroups) {
   }
 }
 
+TEST(DeviceSinkValues, OnlyValuesOfItsOwnDeviceAreReadInPlace) {
+  ZARRD_REQUIRE_GPU();
+  StagingPool staging(0, 2);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, 16), cudaSuccess);
+  DeviceSink sink(staging, out, 4);
+  EXPECT_TRUE(sink.accepts_device_values(0));
+  EXPECT_FALSE(sink.accepts_device_values(1));  // another GPU's memory comes through the host
+  cudaFree(out);
+}
+
 TEST(GpuStore, MetadataOnTheHostChunksOnTheDeviceAndACap) {
   ZARRD_REQUIRE_GPU();
   StoreHandle store(*MakeGpuStore(

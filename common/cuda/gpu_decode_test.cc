@@ -148,6 +148,7 @@ class ChunkDownloadCounter final : public Store, public DeviceResidentStore {
   Result<std::optional<DeviceValue>> GetDevice(const std::string& key) override {
     return AsDeviceResident(*gpu_)->GetDevice(key);
   }
+  int device() const override { return AsDeviceResident(*gpu_)->device(); }
   std::atomic<int> downloads{0};
 
  private:

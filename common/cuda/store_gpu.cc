@@ -45,6 +45,8 @@ class GpuStore final : public Store, public DeviceResidentStore {
     return true;
   }
 
+  int device() const override { return options_.device; }
+
   Result<std::optional<DeviceValue>> GetDevice(const std::string& key) override {
     ZARRD_RETURN_IF_ERROR(ValidateKey(key));
     auto value = values_.Find(key);

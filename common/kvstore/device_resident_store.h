@@ -35,6 +35,8 @@ class DeviceResidentStore {
   // The value in GPU memory, nullopt when absent; FAILED_PRECONDITION for a value the store
   // keeps on the host.
   virtual Result<std::optional<DeviceValue>> GetDevice(const std::string& key) = 0;
+  // The CUDA device (ordinal) its values are on.
+  virtual int device() const = 0;
 };
 
 // `store` as a device-resident store; nullptr when its values live in host memory.
