@@ -13,6 +13,22 @@ namespace zarrd::decode::zstd {
 ZARRD_HD inline uint32_t ReadLE16(const uint8_t* p) { return p[0] | (uint32_t(p[1]) << 8); }
 ZARRD_HD inline uint32_t ReadLE24(const uint8_t* p) { return ReadLE16(p) | (uint32_t(p[2]) << 16); }
 ZARRD_HD inline uint32_t ReadLE32(const uint8_t* p) { return ReadLE24(p) | (uint32_t(p[3]) << 24); }
+
+// A block header (RFC 8878 3.1.1.2).
+struct BlockHeader {
+  bool last;
+  uint32_t type;  // 0 raw, 1 RLE, 2 compressed, 3 reserved
+  uint32_t size;
+};
+// Reads the block header at src[*pos] and passes it; false when fewer than 3 bytes are left.
+ZARRD_HD inline bool ReadBlockHeader(const uint8_t* src, uint64_t size, uint64_t* pos,
+                                     BlockHeader* h) {
+  if (size - *pos < 3) return false;
+  const uint32_t header = ReadLE24(src + *pos);
+  *pos += 3;
+  *h = BlockHeader{(header & 1) != 0, (header >> 1) & 3, header >> 3};
+  return true;
+}
 ZARRD_HD inline uint64_t ReadLE64(const uint8_t* p) {
   return ReadLE32(p) | (uint64_t(ReadLE32(p + 4)) << 32);
 }

@@ -185,12 +185,11 @@ ZARRD_HD inline DecodeError SplitFrame(const uint8_t* src, uint64_t size, uint64
   FrameTables ft;
   const uint32_t first = s->count;
   for (bool last = false; !last;) {
-    if (size - pos < 3) return DecodeError::kTruncated;
-    const uint32_t header = ReadLE24(src + pos);
-    pos += 3;
-    last = header & 1;
-    const uint32_t type = (header >> 1) & 3;
-    const uint32_t block_size = header >> 3;
+    BlockHeader bh;
+    if (!ReadBlockHeader(src, size, &pos, &bh)) return DecodeError::kTruncated;
+    last = bh.last;
+    const uint32_t type = bh.type;
+    const uint32_t block_size = bh.size;
     const uint64_t left = size - pos;
     if (type == 3) return DecodeError::kCorrupt;
     if (type != 1 && block_size > left) return DecodeError::kTruncated;

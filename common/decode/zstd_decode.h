@@ -69,12 +69,11 @@ ZARRD_HD DecodeError DecodeFrame(const uint8_t* src, uint64_t size, uint8_t* dst
   const uint64_t frame_start = *out;
   uint64_t op = frame_start;
   for (bool last = false; !last;) {
-    if (size - pos < 3) return DecodeError::kTruncated;
-    const uint32_t header = ReadLE24(src + pos);
-    pos += 3;
-    last = header & 1;
-    const uint32_t type = (header >> 1) & 3;
-    const uint32_t block_size = header >> 3;
+    BlockHeader bh;
+    if (!ReadBlockHeader(src, size, &pos, &bh)) return DecodeError::kTruncated;
+    last = bh.last;
+    const uint32_t type = bh.type;
+    const uint32_t block_size = bh.size;
     const uint64_t left = size - pos;
     if (type == 0) {  // raw
       if (block_size > left) return DecodeError::kTruncated;
