@@ -154,9 +154,7 @@ Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selecti
     write.nbytes = write.selection.num_bytes(ItemSize(m->dtype));
   }
   if (IsStringType(m->dtype)) {
-    const uint64_t n = static_cast<uint64_t>(write.advanced ? write.advanced->num_elements
-                                                            : write.selection.num_elements());
-    write.nbytes = MinStringWireBytes(*m, n);
+    write.nbytes = MinStringWireBytes(*m, write.num_elements());
     write.variable_size = m->string_width == 0;
   }
   ZARRD_RETURN_IF_ERROR(
@@ -164,14 +162,16 @@ Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selecti
   return write;
 }
 
+uint64_t PreparedWrite::num_elements() const {
+  return static_cast<uint64_t>(advanced ? advanced->num_elements : selection.num_elements());
+}
+
 Status PreparedWrite::WriteFrom(const void* in, size_t n, const IoOptions& io) const {
   auto m = array->metadata();
   if (IsStringType(m->dtype)) {
-    const uint64_t elements =
-        static_cast<uint64_t>(advanced ? advanced->num_elements : selection.num_elements());
     StringArena arena;
     auto handles =
-        StringsFromWire(*m, ByteView(static_cast<const uint8_t*>(in), n), elements, arena);
+        StringsFromWire(*m, ByteView(static_cast<const uint8_t*>(in), n), num_elements(), arena);
     if (!handles.ok()) return handles.status().WithContext(ArrayName(array->path()));
     IoOptions with_strings = io;
     with_strings.strings = &arena;

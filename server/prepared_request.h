@@ -27,7 +27,7 @@ struct PreparedRead {
   PrototypeKind prototype = PrototypeKind::kHost;
   std::optional<GpuDecodeMode> gpu_decode;   // the array's override of the server's gpu_decode
   ResolvedSelection selection;               // a basic selection, unless
-  std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one (HOST only)
+  std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one
   pb::ArrayDescriptor descriptor;            // the result as the reply describes it
 
   // The result's bytes; for variable-length strings, 0 until ReadStrings tells.
@@ -53,6 +53,7 @@ struct PreparedWrite {
   uint64_t nbytes = 0;  // the input the selection takes (the least, for variable-length strings)
   bool variable_size = false;  // variable-length strings: the input's size is what it holds
 
+  uint64_t num_elements() const;
   // Writes the input (`n` must be nbytes(), unless variable_size) from host memory.
   Status WriteFrom(const void* in, size_t n, const IoOptions& io) const;
 };

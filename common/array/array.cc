@@ -152,8 +152,12 @@ std::shared_ptr<const ArrayMetadata> Array::metadata() const {
   return metadata_;
 }
 
+std::string Array::ChunkName(const std::string& key) const {
+  return "array " + Quoted(path_) + " chunk '" + key + "'";
+}
+
 Status Array::Context(const Status& status, const std::string& key) const {
-  return status.WithContext("array " + Quoted(path_) + " chunk '" + key + "'");
+  return status.WithContext(ChunkName(key));
 }
 
 Result<ChunkSpec> Array::EngineSpec(const ArrayMetadata& m, const IoOptions& options) const {
@@ -307,7 +311,7 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
     return ChunkSink::EncodedChunk{.codec = codec,
                                    .swap_unit = gpu->swap_unit,
                                    .decoded_bytes = spec.num_bytes(),
-                                   .where = "array " + Quoted(path_) + " chunk '" + key + "'"};
+                                   .where = ChunkName(key)};
   };
   return pool.ParallelFor(
       chunks.num_chunks(),

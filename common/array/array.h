@@ -104,6 +104,8 @@ class Array {
   // Reads the parts of chunks that `decoder` reads in parts (inner chunks of shards).
   Status ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                    const ResolvedSelection& sel, ChunkSink& sink, const IoOptions& options) const;
+  // "array 'a' chunk 'a/c/0/1'": what errors about a chunk are said of.
+  std::string ChunkName(const std::string& key) const;
   Status Context(const Status& status, const std::string& key) const;
   // m.chunk_spec() with the request's string arena; INVALID_ARGUMENT for a string array
   // without one.
