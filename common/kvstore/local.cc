@@ -200,10 +200,20 @@ class LocalStore : public Store {
     }
     Fd dir(dirfd);
     std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
-    if (::unlinkat(dir.get(), base.c_str(), 0) != 0 && errno != ENOENT) {
-      return ErrnoStatus(errno, Where(key));
+    if (::unlinkat(dir.get(), base.c_str(), 0) == 0 || errno == ENOENT) return OkStatus();
+    // A directory is no value: an empty one (the keys "c/2/0"... of a deleted array of higher
+    // rank) is removed, one that holds keys stays.
+    if (errno == EISDIR || errno == EPERM) {
+      struct stat st;
+      if (::fstatat(dir.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISDIR(st.st_mode)) {
+        if (::unlinkat(dir.get(), base.c_str(), AT_REMOVEDIR) == 0 || errno == ENOTEMPTY ||
+            errno == EEXIST || errno == ENOENT) {
+          return OkStatus();
+        }
+      }
     }
-    return OkStatus();
+    return ErrnoStatus(errno, Where(key));
   }
 
   Result<std::vector<std::string>> List(const std::string& prefix) override {

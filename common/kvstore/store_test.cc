@@ -203,6 +203,23 @@ TEST(LocalStore, AKeyReplacesTheEmptyDirectoryOfDeletedKeys) {
   EXPECT_EQ(*store->List("x/"), std::vector<std::string>{"x/c/2"});
 }
 
+// A write that leaves a chunk all fill value deletes its key; where that key is the directory of
+// an earlier array's keys, it holds no value, and the delete succeeds.
+TEST(LocalStore, DeletingAKeyThatIsADirectoryDeletesNoValue) {
+  testing::TempDir dir;
+  auto store = *OpenLocalStore(dir.path());
+  ASSERT_TRUE(store->Set("x/c/2/0", B("old")).ok());
+  ASSERT_TRUE(store->Set("x/c/3/0", B("kept")).ok());
+  ASSERT_TRUE(store->Delete("x/c/2/0").ok());
+  EXPECT_TRUE(store->Delete("x/c/2").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/x/c/2"));
+  EXPECT_TRUE(store->Delete("x/c/3").ok());
+  Bytes got;
+  ASSERT_TRUE(*store->Get("x/c/3/0", &got));
+  EXPECT_EQ(got, B("kept"));
+  EXPECT_EQ(*store->List("x/"), std::vector<std::string>{"x/c/3/0"});
+}
+
 TEST(LocalStore, StaleTemporariesOfDeadProcessesAreRemoved) {
   testing::TempDir dir;
   auto store = *OpenLocalStore(dir.path());
