@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/decode/blosc1.h"
-#include "common/decode/zstd_decode.h"
+#include "common/decode/zstd_block_split.h"
 
 namespace zarrd {
 
@@ -65,7 +65,8 @@ std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype) {
   return plan;
 }
 
-std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded,
+                                    size_t decoded_bytes) {
   const uint8_t* p = encoded.data();
   const size_t n = encoded.size();
   switch (chain.kind) {
@@ -78,6 +79,7 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded) {
       uint32_t id = 0;
       for (size_t i = 0; i < id_bytes && at + i < n; ++i) id |= uint32_t{p[at + i]} << (8 * i);
       if (id != 0) return std::nullopt;
+      if (!decode::zstd::FitsSplit(p, n, decoded_bytes)) return std::nullopt;
       return GpuCodec::kZstd;
     }
     case CompressorFamily::kBlosc: {

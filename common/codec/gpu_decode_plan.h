@@ -50,9 +50,12 @@ struct GpuChain {
 };
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype);
 
-// The kernel for one stored chunk, or nullopt for the CPU: blosc containers of zstd splits (the
-// blosc kernel has no zstd), zstd frames and zlib streams that need a preset dictionary. A
-// chunk whose header is corrupt goes to the GPU, which reports it (DATA_LOSS as on the CPU).
-std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded);
+// The kernel for one stored chunk of `decoded_bytes`, or nullopt for the CPU: blosc containers
+// of zstd splits (the blosc kernel has no zstd), zstd frames and zlib streams that need a preset
+// dictionary, and zstd frames of more blocks than the kernel's split holds (blocks averaging
+// under 1 KiB; zstd::FitsSplit). `encoded` may be the chunk's head only (a value in GPU memory):
+// what lies past it is not checked. A chunk whose header is corrupt goes to the GPU, which
+// reports it (DATA_LOSS as on the CPU).
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded, size_t decoded_bytes);
 
 }  // namespace zarrd

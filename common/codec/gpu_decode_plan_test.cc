@@ -1,6 +1,7 @@
 #include "common/codec/gpu_decode_plan.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <mutex>
 
@@ -108,8 +109,8 @@ Bytes Encode(const char* codec) {
 }
 
 // The kernel a chunk goes to, as a number (-1: the CPU), for gtest to print.
-int For(const GpuChain& chain, ByteView encoded) {
-  auto codec = GpuCodecFor(chain, encoded);
+int For(const GpuChain& chain, ByteView encoded, size_t decoded_bytes = 64 * 64 * 4) {
+  auto codec = GpuCodecFor(chain, encoded, decoded_bytes);
   return codec ? static_cast<int>(*codec) : -1;
 }
 constexpr int kCpu = -1;
@@ -137,6 +138,35 @@ TEST(GpuDecodePlan, EachChunkByItsHeader) {
   Bytes preset = zlib;
   preset[1] |= 0x20;  // FDICT
   EXPECT_EQ(For(deflate, preset), kCpu);
+}
+
+// A frame of raw blocks of 1 byte each, written by hand: magic, descriptor (single segment,
+// 1-byte content size), the content size, then `blocks` block headers (raw, 1 byte) and bytes.
+Bytes FrameOfTinyBlocks(uint32_t blocks) {
+  Bytes f = {0x28, 0xB5, 0x2F, 0xFD, 0x20, static_cast<uint8_t>(blocks)};
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const uint32_t header = (1u << 3) | (b + 1 == blocks ? 1u : 0u);  // size 1, raw, last
+    f.insert(f.end(), {static_cast<uint8_t>(header), 0, 0, static_cast<uint8_t>(b)});
+  }
+  return f;
+}
+
+// The kernel's split holds decoded_bytes / 1024 + 16 blocks: a frame of more goes to the CPU.
+// libzstd decodes the hand-written frames, so they are valid zstd.
+TEST(GpuDecodePlan, ZstdFramesOfMoreBlocksThanTheSplitHoldsGoToTheCpu) {
+  const GpuChain zstd{CompressorFamily::kZstd};
+  for (uint32_t blocks : {16u, 17u, 40u}) {
+    const Bytes frame = FrameOfTinyBlocks(blocks);
+    std::vector<uint8_t> out(blocks);
+    ASSERT_EQ(ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size()), blocks);
+    for (uint32_t b = 0; b < blocks; ++b) ASSERT_EQ(out[b], b);
+    EXPECT_EQ(For(zstd, frame, blocks), blocks <= 16 ? Gpu(GpuCodec::kZstd) : kCpu) << blocks;
+  }
+  // The head alone (a value in GPU memory) cannot be walked, and goes to the GPU.
+  const Bytes frame = FrameOfTinyBlocks(40);
+  EXPECT_EQ(For(zstd, ByteView(frame.data(), 16), 40), Gpu(GpuCodec::kZstd));
+  // A frame of 1 MiB in big blocks fits.
+  EXPECT_EQ(For(zstd, Encode(kZstd), 1 << 20), Gpu(GpuCodec::kZstd));
 }
 
 TEST(GpuDecodePolicy, ModesAndThreshold) {

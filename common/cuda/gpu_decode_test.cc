@@ -80,16 +80,24 @@ TEST_P(GpuDecodeRead, SelectionsMatchTheWrittenValues) {
       SCOPED_TRACE(joined ? "finished on a stream" : "finished on the host");
       cudaMemset(out, 0xAB, nbytes);
       cudaStream_t join = nullptr;
-      if (joined) ASSERT_EQ(cudaStreamCreateWithFlags(&join, cudaStreamNonBlocking), cudaSuccess);
+      if (joined) {
+        ASSERT_EQ(cudaStreamCreateWithFlags(&join, cudaStreamNonBlocking), cudaSuccess);
+      }
       const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
       DeviceSink sink(staging, out, 4, join, kAlways);
       Status s = (*array)->ReadToSink(*resolved, sink, {.pool = &pool});
       ASSERT_TRUE(s.ok()) << s.ToString();
-      if (join) ASSERT_EQ(cudaStreamSynchronize(join), cudaSuccess);
+      if (join) {
+        ASSERT_EQ(cudaStreamSynchronize(join), cudaSuccess);
+      }
       EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
       const uint64_t on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
-      if (!c.on_gpu) EXPECT_EQ(on_gpu, 0u);
-      if (c.on_gpu && std::string(text).empty()) EXPECT_EQ(on_gpu, 9u * 10);
+      if (!c.on_gpu) {
+        EXPECT_EQ(on_gpu, 0u);
+      }
+      if (c.on_gpu && std::string(text).empty()) {
+        EXPECT_EQ(on_gpu, 9u * 10);
+      }
       if (join) cudaStreamDestroy(join);
     }
     cudaFree(out);

@@ -239,6 +239,43 @@ ZARRD_HD inline DecodeError SplitFrame(const uint8_t* src, uint64_t size, uint64
   return DecodeError::kOk;
 }
 
+// Whether the blocks of src[0..size) fit the split of a task decoding to dst_size bytes
+// (SplitCapacity), from the frame and block headers alone. Input that cannot be walked answers
+// true: the split then says what is wrong with it.
+ZARRD_HD inline bool FitsSplit(const uint8_t* src, uint64_t size, uint64_t dst_size) {
+  const uint32_t capacity = SplitCapacity(dst_size);
+  uint64_t pos = 0;
+  uint32_t count = 0;
+  while (size - pos >= 5) {
+    const uint32_t magic = ReadLE32(src + pos);
+    if ((magic & kSkippableMask) == kSkippableMagic) {
+      if (size - pos < 8 || ReadLE32(src + pos + 4) > size - pos - 8) return true;
+      pos += 8 + uint64_t(ReadLE32(src + pos + 4));
+      continue;
+    }
+    FrameHeader fh;
+    uint64_t used = 0;
+    if (magic != kMagic || ReadFrameHeader(src + pos, size - pos, &fh, &used) != DecodeError::kOk) {
+      return true;
+    }
+    pos += used;
+    for (bool last = false; !last;) {
+      BlockHeader bh;
+      if (!ReadBlockHeader(src, size, &pos, &bh)) return true;
+      last = bh.last;
+      if (++count > capacity) return false;
+      const uint64_t content = bh.type == 1 ? 1 : bh.size;
+      if (content > size - pos) return true;
+      pos += content;
+    }
+    if (fh.has_checksum) {
+      if (size - pos < 4) return true;
+      pos += 4;
+    }
+  }
+  return true;
+}
+
 // Splits every frame of src[0..size) (zstd and skippable frames) into s->blocks; sets s->count
 // and s->error (kOk when the input ended after its last frame).
 ZARRD_HD inline void SplitTask(const uint8_t* src, uint64_t size, uint64_t dst_size, TaskSplit* s) {
