@@ -304,14 +304,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
   const bool raw_into_buffer = raw && sink.reads_raw_chunks_into_buffers();
   ChunkSelection chunks(sel, m.chunk_shape, es);
   sink.Start(chunks.num_chunks());
-  std::optional<GpuChain> gpu = raw ? std::nullopt : PlanGpuChain(*m.codec_chain, m.dtype);
-  if (gpu && !sink.accepts_encoded(gpu->kind)) gpu.reset();
+  const std::optional<GpuChain> gpu =
+      raw ? std::nullopt : GpuChainFor(*m.codec_chain, m.dtype, sink);
   auto encoded_chunk = [&](GpuCodec codec, const std::string& key) {
-    GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
-    return ChunkSink::EncodedChunk{.codec = codec,
-                                   .swap_unit = gpu->swap_unit,
-                                   .decoded_bytes = spec.num_bytes(),
-                                   .where = ChunkName(key)};
+    return EncodedChunkFor(*gpu, codec, spec, key);
   };
   return pool.ParallelFor(
       chunks.num_chunks(),
@@ -361,6 +357,23 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
       options.cancelled, [&] { return sink.LeaveThread(); });
 }
 
+std::optional<GpuChain> Array::GpuChainFor(const CodecChain& codecs, DataType dtype,
+                                           const ChunkSink& sink) {
+  std::optional<GpuChain> gpu = PlanGpuChain(codecs, dtype);
+  if (gpu && !sink.accepts_encoded(gpu->kind)) gpu.reset();
+  return gpu;
+}
+
+ChunkSink::EncodedChunk Array::EncodedChunkFor(const GpuChain& gpu, GpuCodec codec,
+                                               const ChunkSpec& spec,
+                                               const std::string& key) const {
+  GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+  return ChunkSink::EncodedChunk{.codec = codec,
+                                 .swap_unit = gpu.swap_unit,
+                                 .decoded_bytes = spec.num_bytes(),
+                                 .where = ChunkName(key)};
+}
+
 Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                         const ResolvedSelection& sel, ChunkSink& sink,
                         const IoOptions& options) const {
@@ -404,6 +417,7 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
       options.cancelled));
 
   sink.Start(parts.num_chunks());
+  const std::optional<GpuChain> gpu = GpuChainFor(decoder.part_codecs(), m.dtype, sink);
   return pool.ParallelFor(
       parts.num_chunks(),
       [&](size_t n) -> Status {
@@ -416,6 +430,12 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
         const std::string where = chunk.key + "' inner chunk '" + std::to_string(pos);
         Bytes& encoded = ThreadBuffer(0);
         ZARRD_RETURN_IF_ERROR(Context(chunk.parts->Read(pos, &encoded), where));
+        if (std::optional<GpuCodec> codec =
+                gpu ? GpuCodecFor(*gpu, encoded, part_spec.num_bytes()) : std::nullopt) {
+          return Context(
+              sink.CommitEncoded(p, encoded, EncodedChunkFor(*gpu, *codec, part_spec, where)),
+              where);
+        }
         return Context(DecodeInto(sink, p, decoder.part_codecs(), part_spec, encoded), where);
       },
       options.cancelled, [&] { return sink.LeaveThread(); });

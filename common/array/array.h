@@ -104,6 +104,12 @@ class Array {
   // Reads the parts of chunks that `decoder` reads in parts (inner chunks of shards).
   Status ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                    const ResolvedSelection& sel, ChunkSink& sink, const IoOptions& options) const;
+  // The plan for handing this read's chunks of `codecs` over encoded, when `sink` takes them.
+  static std::optional<GpuChain> GpuChainFor(const CodecChain& codecs, DataType dtype,
+                                             const ChunkSink& sink);
+  // One chunk as it is handed over (counted in the engine's statistics).
+  ChunkSink::EncodedChunk EncodedChunkFor(const GpuChain& gpu, GpuCodec codec,
+                                          const ChunkSpec& spec, const std::string& key) const;
   // "array 'a' chunk 'a/c/0/1'": what errors about a chunk are said of.
   std::string ChunkName(const std::string& key) const;
   Status Context(const Status& status, const std::string& key) const;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/array/array.h"
@@ -253,6 +254,38 @@ TEST(GpuDecodeEngine, EncodedChunksGoToASinkThatTakesThem) {
   RecordingSink cpu(false);
   ASSERT_TRUE(array->ReadToSink(all, cpu).ok());
   EXPECT_EQ(cpu.decoded, 3);
+  EXPECT_TRUE(cpu.encoded_chunks.empty());
+}
+
+// A shard's inner chunks are handed over one by one, each named by its shard and position;
+// absent inner chunks are filled, and a sink that decodes on the host gets them decoded.
+TEST(GpuDecodeEngine, InnerChunksOfShardsGoToASinkThatTakesThem) {
+  ArrayMetadata m = V3Meta({8, 8}, {8, 4}, json::parse(R"([{"name":"sharding_indexed",
+      "configuration":{"chunk_shape":[4,2],"codecs":[{"name":"bytes","configuration":
+      {"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":
+      [{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}}])"));
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "s", m);
+  auto values = Pattern(8 * 8);
+  for (int r = 0; r < 4; ++r) values[r * 8 + 6] = values[r * 8 + 7] = 0;  // one inner chunk absent
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const auto all = *ResolveSelection({}, m.shape);
+  RecordingSink gpu(true);
+  ASSERT_TRUE(array->ReadToSink(all, gpu).ok());
+  EXPECT_EQ(gpu.filled, 1);
+  EXPECT_EQ(gpu.decoded, 0);
+  ASSERT_EQ(gpu.encoded_chunks.size(), 7u);
+  std::vector<std::string> names;
+  for (const auto& c : gpu.encoded_chunks) {
+    EXPECT_EQ(c.codec, GpuCodec::kZstd);
+    EXPECT_EQ(c.swap_unit, 1u);
+    EXPECT_EQ(c.decoded_bytes, 4u * 2 * 4);
+    names.push_back(c.where);
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "array 's' chunk 's/c/0/1' inner chunk '3'"),
+            names.end());
+  RecordingSink cpu(false);
+  ASSERT_TRUE(array->ReadToSink(all, cpu).ok());
+  EXPECT_EQ(cpu.decoded, 7);
   EXPECT_TRUE(cpu.encoded_chunks.empty());
 }
 

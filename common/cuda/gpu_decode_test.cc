@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cstring>
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
@@ -132,6 +133,62 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
   s = array->ReadToSink(rest, again);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(testing::ToHost<int32_t>(out, 118 * 111), Reference(values, shape, rest));
+  cudaFree(out);
+}
+
+// The inner chunks of shards decode on the GPU one by one; a corrupt one is DATA_LOSS naming its
+// shard and position.
+TEST(GpuDecodeShards, InnerChunksDecodeOnTheGpu) {
+  ZARRD_REQUIRE_GPU();
+  ArrayMetadata m = Meta(Case{"zstd", R"({"name":"zstd","configuration":{"level":3}})"});
+  m.codecs = json::parse(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[8,6],
+      "codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd",
+      "configuration":{"level":3}}],"index_codecs":[{"name":"bytes","configuration":
+      {"endian":"little"}},{"name":"crc32c"}]}}])");
+  StoreHandle store(MakeMemoryStore());
+  auto array = *Array::Create(store, "g/s", m);
+  const auto shape = array->metadata()->shape;
+  auto values = Pattern(shape[0] * shape[1]);
+  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8);
+  ThreadPool pool(3);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  for (const char* text : {"", "-1, ::-1", "2:149:3, 1:", "140:148, 10:20"}) {
+    SCOPED_TRACE(text);
+    auto resolved = *ResolveSelection(*ParseSelection(text), shape);
+    const auto expected = Reference(values, shape, resolved);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(resolved, sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    const uint64_t on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+    // 9 rows of stored shards, each 2 x 2 inner chunks, all stored (the 10th row is absent).
+    if (std::string(text).empty()) {
+      EXPECT_EQ(on_gpu, 9u * 10 * 4);
+    } else {
+      EXPECT_GT(on_gpu, 0u);
+    }
+  }
+  // The first inner chunk of shard c/1/2 with its frame's magic number zeroed; the index (after
+  // the inner chunks: 4 x (offset, size) and a crc32c) is untouched.
+  const std::string key = "g/s/c/1/2";
+  Bytes stored;
+  ASSERT_TRUE(*store->Get(key, &stored));
+  const size_t index_at = stored.size() - (4 * 16 + 4);
+  uint64_t offset;
+  std::memcpy(&offset, stored.data() + index_at, 8);
+  ASSERT_LT(offset + 4, index_at);
+  std::memset(stored.data() + offset, 0, 4);
+  ASSERT_TRUE(store->Set(key, stored).ok());
+  DeviceSink sink(staging, out, 4, nullptr, kAlways);
+  Status s = array->ReadToSink(*ResolveSelection({}, shape), sink, {.pool = &pool});
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  EXPECT_NE(s.message().find("chunk '" + key + "' inner chunk '0'"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("on the GPU"), std::string::npos) << s.message();
   cudaFree(out);
 }
 
