@@ -56,16 +56,22 @@ ArrayMetadata Meta(const Case& c) {
 
 class GpuDecodeRead : public ::testing::TestWithParam<Case> {};
 
+// Writes a pattern whose rows 144.. hold the fill value: their chunks (the last row) are absent.
+std::vector<int32_t> WriteLastRowAbsent(Array& array) {
+  const auto shape = array.metadata()->shape;
+  auto values = Pattern(shape[0] * shape[1]);
+  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
+  EXPECT_TRUE(array.Write({}, values.data(), values.size() * 4).ok());
+  return values;
+}
+
 TEST_P(GpuDecodeRead, SelectionsMatchTheWrittenValues) {
   ZARRD_REQUIRE_GPU();
   const Case c = GetParam();
   auto array = Array::Create(StoreHandle(MakeMemoryStore()), "g/a", Meta(c));
   ASSERT_TRUE(array.ok()) << array.status().ToString();
   const auto shape = (*array)->metadata()->shape;
-  auto values = Pattern(shape[0] * shape[1]);
-  // Rows 144.. hold the fill value: their chunks (the last row) are absent.
-  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
-  ASSERT_TRUE((*array)->Write({}, values.data(), values.size() * 4).ok());
+  const auto values = WriteLastRowAbsent(**array);
   StagingPool staging(0, 8);
   ThreadPool pool(3);
   for (const char* text : {"", "7", "-1, ::-1", "2:149:3, 1:", "::-4, 100:0:-3",
@@ -148,9 +154,7 @@ TEST(GpuDecodeShards, InnerChunksDecodeOnTheGpu) {
   StoreHandle store(MakeMemoryStore());
   auto array = *Array::Create(store, "g/s", m);
   const auto shape = array->metadata()->shape;
-  auto values = Pattern(shape[0] * shape[1]);
-  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
-  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const auto values = WriteLastRowAbsent(*array);
   StagingPool staging(0, 8);
   ThreadPool pool(3);
   uint8_t* out;
@@ -227,9 +231,7 @@ TEST_P(GpuDecodeRead, FromTheGpuStoreTheChunksDecodeWhereTheyAre) {
                                                             .on_host = IsMetadataDocumentKey}));
   auto array = *Array::Create(StoreHandle(store), "g/a", Meta(c));
   const auto shape = array->metadata()->shape;
-  auto values = Pattern(shape[0] * shape[1]);
-  for (int64_t i = 144 * shape[1]; i < shape[0] * shape[1]; ++i) values[i] = 0;
-  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const auto values = WriteLastRowAbsent(*array);
   StagingPool staging(0, 8);
   ThreadPool pool(3);
   uint8_t* out;
