@@ -252,6 +252,29 @@ def test_device_reads_of_datetimes_are_their_int64_counts(client):
     np.testing.assert_array_equal(cp.asnumpy(got), values[::3, 1:7].view("<i8"))
 
 
+@gpu
+def test_device_results_of_orthogonal_point_and_mask_selections_match_numpy(client):
+    values = np.arange(40 * 30, dtype="<f4").reshape(40, 30) * 0.5
+    a = client.create_array("local", "adv_gpu", shape=values.shape, dtype=values.dtype,
+                            chunks=(7, 8))
+    a[:] = values
+    rows, cols = [9, 0, 0, 39, 17], np.arange(30)[::-4]
+    got = a.get_orthogonal_selection((rows, cols), prototype="device")
+    assert isinstance(got, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(got), values[np.ix_(rows, cols)])
+    points = ([3, 39, 3, 20], [29, 0, 1, 15])
+    got = a.get_coordinate_selection(points, prototype="device")
+    assert isinstance(got, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(got), values[points])
+    grid = (np.array([[0, 5], [39, 5]]), np.array([[1, 2], [3, 29]]))  # a 2 x 2 of points
+    got = a.get_coordinate_selection(grid, prototype="device")
+    np.testing.assert_array_equal(cp.asnumpy(got), values[grid])
+    mask = (values % 7) < 1
+    got = a.get_mask_selection(mask, prototype="device")
+    assert isinstance(got, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(got), values[mask])
+
+
 def dataset():
     rng = np.random.default_rng(2)
     return xr.Dataset(
