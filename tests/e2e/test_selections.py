@@ -179,3 +179,27 @@ def test_advanced_selections_on_the_gpu(client):
     got = a.get_coordinate_selection(([1, 29, 1], [0, 19, 0]), prototype="device")
     assert isinstance(got, cp.ndarray)
     np.testing.assert_array_equal(cp.asnumpy(got), values[[1, 29, 1], [0, 19, 0]])
+
+
+@gpu
+def test_random_advanced_selections_on_the_gpu_equal_numpy(client):
+    """The property test's orthogonal, point and mask selections as DEVICE results."""
+    rng = np.random.default_rng(20261205)
+    for case in range(30):
+        ndim = int(rng.integers(1, 4))
+        shape = tuple(int(rng.integers(1, 12)) for _ in range(ndim))
+        chunks = tuple(int(rng.integers(1, 6)) for _ in range(ndim))
+        values = rng.integers(-10**6, 10**6, shape).astype("int32")
+        a = random_array(rng, values, chunks, client, f"d{case}")
+        for _ in range(4):
+            key = tuple(rng.integers(-n, n, int(rng.integers(1, 8))) if rng.random() < 0.5 else
+                        random_slice(rng, n) for n in shape)
+            want = numpy_outer(values, key)
+            got = a.get_orthogonal_selection(key, prototype="device")
+            np.testing.assert_array_equal(cp.asnumpy(got), want, err_msg=f"oindex {key}")
+            coords = tuple(rng.integers(-n, n, (2, 3)) for n in shape)
+            got = a.get_coordinate_selection(coords, prototype="device")
+            np.testing.assert_array_equal(cp.asnumpy(got), values[coords], err_msg=f"{coords}")
+            mask = rng.random(shape) < 0.3
+            got = a.get_mask_selection(mask, prototype="device")
+            np.testing.assert_array_equal(cp.asnumpy(got), values[mask], err_msg="mask")
