@@ -349,7 +349,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
           return sink.Fill(p, m.fill_value.data(), es);
         }
-        if (std::optional<GpuCodec> codec = gpu ? GpuCodecFor(*gpu, encoded, spec.num_bytes()) : std::nullopt) {
+        if (std::optional<GpuCodec> codec =
+                gpu ? GpuCodecFor(*gpu, encoded, spec.num_bytes()) : std::nullopt) {
           return Context(sink.CommitEncoded(p, encoded, encoded_chunk(*codec, key)), key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);

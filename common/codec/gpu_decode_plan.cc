@@ -65,8 +65,7 @@ std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype) {
   return plan;
 }
 
-std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded,
-                                    size_t decoded_bytes) {
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded, size_t decoded_bytes) {
   const uint8_t* p = encoded.data();
   const size_t n = encoded.size();
   switch (chain.kind) {

@@ -312,24 +312,23 @@ TEST(GpuDecodePolicy, AutoAndNever) {
     const char* selection;
     uint64_t on_gpu;
   };
-  for (const Run& run :
-       {Run{zstd_array.get(), {}, "0:4, 0:3", 0}, Run{zstd_array.get(), {}, "", 0},
-        Run{zstd_array.get(),
-            {.min_chunks = 100, .auto_families = {CompressorFamily::kZstd}},
-            "",
-            10 * 10},
-        Run{zstd_array.get(),
-            {.min_chunks = 101, .auto_families = {CompressorFamily::kZstd}},
-            "",
-            0},
-        Run{gzip_array.get(), {.auto_families = {CompressorFamily::kZstd}}, "", 0},
-        Run{zstd_array.get(), {.mode = GpuDecodeMode::kNever}, "", 0},
-        Run{zstd_array.get(),
-            {.mode = GpuDecodeMode::kAuto,
-            .min_chunks = 1,
-            .auto_families = {CompressorFamily::kZstd}},
-            "0:4, 0:3",
-            1}}) {
+  for (const Run& run : {Run{zstd_array.get(), {}, "0:4, 0:3", 0}, Run{zstd_array.get(), {}, "", 0},
+                         Run{zstd_array.get(),
+                             {.min_chunks = 100, .auto_families = {CompressorFamily::kZstd}},
+                             "",
+                             10 * 10},
+                         Run{zstd_array.get(),
+                             {.min_chunks = 101, .auto_families = {CompressorFamily::kZstd}},
+                             "",
+                             0},
+                         Run{gzip_array.get(), {.auto_families = {CompressorFamily::kZstd}}, "", 0},
+                         Run{zstd_array.get(), {.mode = GpuDecodeMode::kNever}, "", 0},
+                         Run{zstd_array.get(),
+                             {.mode = GpuDecodeMode::kAuto,
+                             .min_chunks = 1,
+                             .auto_families = {CompressorFamily::kZstd}},
+                             "0:4, 0:3",
+                             1}}) {
     SCOPED_TRACE(run.selection);
     Array* array = run.array;
     auto resolved = *ResolveSelection(*ParseSelection(run.selection), shape);

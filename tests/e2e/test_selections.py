@@ -44,14 +44,21 @@ def random_array(rng, values, chunks, client, name):
     return a
 
 
-def test_random_selections_equal_numpy(client):
-    rng = np.random.default_rng(20261203)
-    for case in range(60):
+def random_arrays(rng, client, count, prefix):
+    """`count` arrays of 1 to 3 dimensions, random shapes and chunks, written with random values;
+    yields (values, chunks, array)."""
+    for case in range(count):
         ndim = int(rng.integers(1, 4))
         shape = tuple(int(rng.integers(1, 12)) for _ in range(ndim))
         chunks = tuple(int(rng.integers(1, 6)) for _ in range(ndim))
         values = rng.integers(-10**6, 10**6, shape).astype("int32")
-        a = random_array(rng, values, chunks, client, f"r{case}")
+        yield values, chunks, random_array(rng, values, chunks, client, f"{prefix}{case}")
+
+
+def test_random_selections_equal_numpy(client):
+    rng = np.random.default_rng(20261203)
+    for values, chunks, a in random_arrays(rng, client, 60, "r"):
+        shape = values.shape
         for _ in range(6):
             # Orthogonal: per dimension an integer, a slice, an index list or a mask.
             key = []
@@ -185,12 +192,8 @@ def test_advanced_selections_on_the_gpu(client):
 def test_random_advanced_selections_on_the_gpu_equal_numpy(client):
     """The property test's orthogonal, point and mask selections as DEVICE results."""
     rng = np.random.default_rng(20261205)
-    for case in range(30):
-        ndim = int(rng.integers(1, 4))
-        shape = tuple(int(rng.integers(1, 12)) for _ in range(ndim))
-        chunks = tuple(int(rng.integers(1, 6)) for _ in range(ndim))
-        values = rng.integers(-10**6, 10**6, shape).astype("int32")
-        a = random_array(rng, values, chunks, client, f"d{case}")
+    for values, _, a in random_arrays(rng, client, 30, "d"):
+        shape = values.shape
         for _ in range(4):
             key = tuple(rng.integers(-n, n, int(rng.integers(1, 8))) if rng.random() < 0.5 else
                         random_slice(rng, n) for n in shape)
