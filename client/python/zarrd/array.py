@@ -303,9 +303,6 @@ class Array(Node):
 
     def _read(self, sel, shape, selection, prototype="host", gpu=None, stream=None):
         """Reads the wire selection `sel` (of result `shape`; `selection` is its key when basic)."""
-        if not is_basic(sel) and prototype == "device":
-            # The server serves advanced selections as HOST results: uploaded here.
-            return device.cupy().asarray(self._read(sel, shape, None, "host"))
         request = pb.GetItemRequest(store=self.store, path=self.path, selection=sel)
         if prototype == "device":
             request.prototype = pb.PROTOTYPE_DEVICE
@@ -314,7 +311,9 @@ class Array(Node):
             session = self._client.device_session()
             request.answer_before_ready = session.waits_on_events()
             response = errors.call(self._client.stub.GetItem, request)
-            return session.view(response, stream)
+            result = session.view(response, stream)
+            # Points come back 1-d; the index arrays' broadcast shape is the caller's.
+            return result if tuple(result.shape) == tuple(shape) else result.reshape(shape)
         if stream is not None:
             raise ValueError("stream applies to device results only")
         if prototype != "host":
