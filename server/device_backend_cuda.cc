@@ -347,7 +347,7 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
   spdlog::info("gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
                config.gpu_decode == GpuDecodeMode::kAlways
                    ? "on the GPU where its kernels can"
-                   : "on the GPU for blosc reads of at least gpu_decode_min_chunks chunks (auto)");
+                   : "on the GPU for zstd and blosc reads of at least gpu_decode_min_chunks chunks (auto)");
   if (config.devices) {
     for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
   } else {

@@ -27,12 +27,11 @@ constexpr size_t kGpuDecodeMinChunks = 1024;
 struct GpuDecodePolicy {
   GpuDecodeMode mode = GpuDecodeMode::kAuto;
   size_t min_chunks = kGpuDecodeMinChunks;
-  // What auto decodes on the GPU: the compressors measured faster there end to end. R4 (blosc
-  // lz4 + shuffle) whole to the GPU 28.6 GB/s decoding on the GPU against 22.5 on the CPUs.
-  // Deflate's kernel alone decodes 0.3 GB/s where the CPUs decode 2.0 (bench/decode_kernels).
-  // zstd is out until the block-parallel kernel (zstd_blocks.h) has run on a GPU: the warp-a-frame
-  // kernel it replaced beat the CPUs (R1 10.1 against 6.2 GB/s), the new one is unmeasured.
-  std::vector<CompressorFamily> auto_families = {CompressorFamily::kBlosc};
+  // What auto decodes on the GPU: the compressors measured faster there end to end (bench/run,
+  // H200, 16 cores, 2026-12-05): R1 (zstd 3) whole to the GPU 13.7 GB/s decoding on the GPU
+  // against 5.1 on the CPUs; R4 (blosc lz4 + shuffle) 19.7 against 10.8. Deflate's kernel is
+  // slower than the CPUs (R5 1.3 against 2.1 GB/s).
+  std::vector<CompressorFamily> auto_families = {CompressorFamily::kZstd, CompressorFamily::kBlosc};
   // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.
   bool Use(size_t num_chunks, CompressorFamily kind) const;
 };

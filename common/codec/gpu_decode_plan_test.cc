@@ -181,7 +181,8 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
   const auto zstd = CompressorFamily::kZstd, blosc = CompressorFamily::kBlosc,
              deflate = CompressorFamily::kDeflate;
   // auto: zstd and blosc, measured faster on the GPU end to end from 1024 chunks; deflate not.
-  EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, zstd));  // until the new kernel is measured
+  EXPECT_TRUE(GpuDecodePolicy{}.Use(1024, zstd));
+  EXPECT_FALSE(GpuDecodePolicy{}.Use(1023, zstd));
   EXPECT_TRUE(GpuDecodePolicy{}.Use(1024, blosc));
   EXPECT_FALSE(GpuDecodePolicy{}.Use(1023, blosc));
   EXPECT_FALSE(GpuDecodePolicy{}.Use(1 << 20, deflate));
