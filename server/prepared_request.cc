@@ -60,14 +60,14 @@ Result<ResolvedSelection> ResolveBasic(const ArrayMetadata& m, const std::string
   return resolved;
 }
 
+}  // namespace
+
 Status CheckLimit(const std::string& path, const char* what, uint64_t nbytes, uint64_t limit,
                   const char* limit_name) {
   if (nbytes <= limit) return OkStatus();
   return ResourceExhausted(ArrayName(path) + ": " + what + " of " + std::to_string(nbytes) +
                            " bytes exceeds " + limit_name + " (" + std::to_string(limit) + ")");
 }
-
-}  // namespace
 
 Result<PrototypeKind> ResolvePrototype(const ServerConfig& config, const pb::GetItemRequest& req,
                                        size_t rank) {
@@ -104,6 +104,7 @@ Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRe
     ZARRD_ASSIGN_OR_RETURN(read.selection, ResolveBasic(m, req.path(), req.selection()));
     Describe(m, read.selection.result_shape, read.selection.num_elements(), &read.descriptor);
   }
+  read.max_result_bytes = config.max_result_bytes;
   read.descriptor.set_prototype(read.prototype == PrototypeKind::kDevice ? pb::PROTOTYPE_DEVICE
                                                                          : pb::PROTOTYPE_HOST);
   if (read.strings() && read.prototype == PrototypeKind::kDevice) {
@@ -125,15 +126,17 @@ Status PreparedRead::ReadInto(void* out, size_t n, const IoOptions& io) const {
                   : array->ReadResolved(selection, out, n, io);
 }
 
-Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limit) {
+Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limit,
+                                              const std::function<Status(uint64_t)>& too_large) {
   const uint64_t n = num_elements();
-  StringArena arena;
+  StringArena arena(max_result_bytes, "max_result_bytes");
   IoOptions with_strings = io;
   with_strings.strings = &arena;
   Bytes handles(n * kStringHandleSize);  // n is bounded: its least wire size passed the limit
   ZARRD_RETURN_IF_ERROR(ReadInto(handles.data(), handles.size(), with_strings));
-  ZARRD_ASSIGN_OR_RETURN(std::string wire, StringsToWire(*metadata, handles.data(), n, limit,
-                                                         ArrayName(array->path())));
+  const uint64_t nbytes = StringWireBytes(*metadata, handles.data(), n);
+  if (nbytes > limit) return too_large(nbytes);
+  std::string wire = StringsToWire(*metadata, handles.data(), n);
   descriptor.set_nbytes(wire.size());
   return wire;
 }
@@ -141,6 +144,7 @@ Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limi
 Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selection& selection,
                                    const std::string& path, std::shared_ptr<Array> array) {
   PreparedWrite write;
+  write.max_request_bytes = config.max_request_bytes;
   auto m = array->metadata();
   write.array = std::move(array);
   if (IsAdvanced(selection)) {
@@ -169,7 +173,7 @@ uint64_t PreparedWrite::num_elements() const {
 Status PreparedWrite::WriteFrom(const void* in, size_t n, const IoOptions& io) const {
   auto m = array->metadata();
   if (IsStringType(m->dtype)) {
-    StringArena arena;
+    StringArena arena(max_request_bytes, "max_request_bytes");
     auto handles =
         StringsFromWire(*m, ByteView(static_cast<const uint8_t*>(in), n), num_elements(), arena);
     if (!handles.ok()) return handles.status().WithContext(ArrayName(array->path()));

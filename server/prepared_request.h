@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,11 @@ namespace pb = ::zarrd::v1;
 Result<PrototypeKind> ResolvePrototype(const ServerConfig& config, const pb::GetItemRequest& req,
                                        size_t rank);
 
+// RESOURCE_EXHAUSTED naming the array at `path` when `what` (the result, the input) of `nbytes`
+// passes `limit` (the config key `limit_name`).
+Status CheckLimit(const std::string& path, const char* what, uint64_t nbytes, uint64_t limit,
+                  const char* limit_name);
+
 struct PreparedRead {
   std::shared_ptr<Array> array;
   std::shared_ptr<const ArrayMetadata> metadata;
@@ -29,6 +35,7 @@ struct PreparedRead {
   ResolvedSelection selection;               // a basic selection, unless
   std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one
   pb::ArrayDescriptor descriptor;            // the result as the reply describes it
+  uint64_t max_result_bytes = 0;             // the server's, which bounds a read's strings too
 
   // The result's bytes; for variable-length strings, 0 until ReadStrings tells.
   uint64_t nbytes() const { return descriptor.nbytes(); }
@@ -37,8 +44,10 @@ struct PreparedRead {
   // Reads the selection (all of it: `n` is nbytes()) into host memory. Not for string arrays.
   Status ReadInto(void* out, size_t n, const IoOptions& io) const;
   // String arrays: reads the selection and returns its wire form (server/string_wire.h), which
-  // the descriptor's nbytes then gives. RESOURCE_EXHAUSTED past `limit` bytes.
-  Result<std::string> ReadStrings(const IoOptions& io, uint64_t limit);
+  // the descriptor's nbytes then gives. RESOURCE_EXHAUSTED when the strings of the chunks read
+  // pass max_result_bytes in memory; too_large(wire bytes) when the wire form passes `limit`.
+  Result<std::string> ReadStrings(const IoOptions& io, uint64_t limit,
+                                  const std::function<Status(uint64_t)>& too_large);
 };
 
 // Prepares a GetItem or GetItemStream request of `array` (opened for req.store(), req.path()).
@@ -51,7 +60,8 @@ struct PreparedWrite {
   ResolvedSelection selection;
   std::optional<ResolvedAdvanced> advanced;
   uint64_t nbytes = 0;  // the input the selection takes (the least, for variable-length strings)
-  bool variable_size = false;  // variable-length strings: the input's size is what it holds
+  bool variable_size = false;      // variable-length strings: the input's size is what it holds
+  uint64_t max_request_bytes = 0;  // the server's, which bounds a write's strings in memory too
 
   uint64_t num_elements() const;
   // Writes the input (`n` must be nbytes(), unless variable_size) from host memory.

@@ -134,5 +134,67 @@ TEST(PrepareWrite, WritesWhatAReadThenReturns) {
   EXPECT_EQ(out, (std::vector<float>{0, 0, 1.5f, -2.0f, 3.25f, 4.0f}));
 }
 
+// 100 strings of 1000 bytes in chunks of 10 (v3 vlen-utf8), element i of the letter 'a' + i % 26.
+std::shared_ptr<Array> MakeStringArray() {
+  auto m = ParseV3ArrayMetadata(nlohmann::json::parse(R"({
+    "zarr_format": 3, "node_type": "array", "shape": [100], "data_type": "string",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10]}},
+    "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+    "codecs": [{"name": "vlen-utf8", "configuration": {}}]})"));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  auto array = Array::Create(StoreHandle(MakeMemoryStore()), "s", *m);
+  EXPECT_TRUE(array.ok()) << array.status().ToString();
+  std::string wire;  // per element a uint32 LE length, then the bytes
+  for (int i = 0; i < 100; ++i) {
+    wire += std::string("\xe8\x03\x00\x00", 4) + std::string(1000, static_cast<char>('a' + i % 26));
+  }
+  auto write = PrepareWrite(ServerConfig{}, Request({{0, 100, 1}}).selection(), "s", *array);
+  EXPECT_TRUE(write.ok()) << write.status().ToString();
+  EXPECT_TRUE(write->WriteFrom(wire.data(), wire.size(), {}).ok());
+  return *array;
+}
+
+// One element of each chunk is 10 x 1004 wire bytes, but the read decodes 100 000 bytes of strings.
+TEST(PrepareRead, StringReadsHoldWholeChunksStringsWithinMaxResultBytes) {
+  auto array = MakeStringArray();
+  auto refuse = [](uint64_t nbytes) { return ResourceExhausted(std::to_string(nbytes)); };
+  ServerConfig config;
+  auto read = PrepareRead(config, Request({{0, 100, 10}}), array);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  auto wire = read->ReadStrings({}, 1 << 20, refuse);
+  ASSERT_TRUE(wire.ok()) << wire.status().ToString();
+  ASSERT_EQ(wire->size(), 10u * 1004);
+  for (int k = 0; k < 10; ++k) {
+    EXPECT_EQ(wire->substr(k * 1004, 4), std::string("\xe8\x03\x00\x00", 4));
+    EXPECT_EQ(wire->substr(k * 1004 + 4, 1000), std::string(1000, 'a' + (10 * k) % 26)) << k;
+  }
+  // Past the limit the caller gives, its error, told the wire size.
+  auto small = PrepareRead(config, Request({{0, 100, 10}}), array);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->ReadStrings({}, 10 * 1004 - 1, refuse).status().message(), "10040");
+  // The chunks' strings in memory pass max_result_bytes long before the result does.
+  config.max_result_bytes = 20000;
+  auto bounded = PrepareRead(config, Request({{0, 100, 10}}), array);
+  ASSERT_TRUE(bounded.ok()) << bounded.status().ToString();
+  auto refused = bounded->ReadStrings({}, 20000, refuse);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("max_result_bytes (20000 bytes)"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("array 's' chunk"), std::string::npos)
+      << refused.status().ToString();
+}
+
+TEST(PrepareWrite, StringInputsOfManyTinyStringsStayWithinMaxRequestBytes) {
+  auto array = MakeStringArray();
+  ServerConfig config;
+  config.max_request_bytes = 1000;  // 100 empty strings: 400 wire bytes, 3200+ in memory
+  auto write = PrepareWrite(config, Request({{0, 100, 1}}).selection(), "s", array);
+  ASSERT_TRUE(write.ok()) << write.status().ToString();
+  const std::string empties(400, '\0');
+  Status refused = write->WriteFrom(empties.data(), empties.size(), {});
+  ASSERT_EQ(refused.code(), StatusCode::kResourceExhausted) << refused.ToString();
+  EXPECT_NE(refused.message().find("max_request_bytes"), std::string::npos) << refused.ToString();
+}
+
 }  // namespace
 }  // namespace zarrd::server

@@ -112,12 +112,15 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    "): their results come as bytes or a stream, not in a host "
                                    "region");
           }
-          ZARRD_ASSIGN_OR_RETURN(*resp->mutable_data(),
-                                 read.ReadStrings(io, state_.config.max_result_bytes));
-          if (read.nbytes() > state_.config.max_unary_result_bytes) {
-            resp->clear_data();
-            return UnaryResultTooLarge(read.nbytes(), state_.config.max_unary_result_bytes);
-          }
+          const uint64_t limit =
+              std::min(state_.config.max_unary_result_bytes, state_.config.max_result_bytes);
+          ZARRD_ASSIGN_OR_RETURN(
+              *resp->mutable_data(), read.ReadStrings(io, limit, [&](uint64_t nbytes) {
+                return nbytes > state_.config.max_result_bytes
+                           ? CheckLimit(req->path(), "result", nbytes,
+                                        state_.config.max_result_bytes, "max_result_bytes")
+                           : UnaryResultTooLarge(nbytes, state_.config.max_unary_result_bytes);
+              }));
           *resp->mutable_array() = read.descriptor;
           state_.metrics->BytesRead("host", read.nbytes());
           return OkStatus();

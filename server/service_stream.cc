@@ -183,7 +183,10 @@ class GetItemStreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // A string result's size is known once it is read: it is read whole, then sent in pieces.
   Status ProduceStrings(PreparedRead& read) {
     IoOptions io{.pool = &state_.stream_decoder, .cancelled = &cancelled_flag_};
-    ZARRD_ASSIGN_OR_RETURN(std::string wire, read.ReadStrings(io, state_.config.max_result_bytes));
+    const uint64_t limit = state_.config.max_result_bytes;
+    ZARRD_ASSIGN_OR_RETURN(std::string wire, read.ReadStrings(io, limit, [&](uint64_t nbytes) {
+      return CheckLimit(req_->path(), "result", nbytes, limit, "max_result_bytes");
+    }));
     const size_t piece = state_.config.stream_piece_bytes;
     const size_t max_queued = MaxQueued();
     ZARRD_RETURN_IF_ERROR(PushDescriptor(read));

@@ -27,20 +27,17 @@ uint64_t MinStringWireBytes(const ArrayMetadata& m, uint64_t n) {
   return m.string_width ? FixedStringWireBytes(m, n) : SaturatingMul(n, 4);
 }
 
-Result<std::string> StringsToWire(const ArrayMetadata& m, const uint8_t* handles, uint64_t n,
-                                  uint64_t limit, const std::string& what) {
+uint64_t StringWireBytes(const ArrayMetadata& m, const uint8_t* handles, uint64_t n) {
+  if (m.string_width) return FixedStringWireBytes(m, n);
   uint64_t total = 0;
-  if (m.string_width) {
-    total = FixedStringWireBytes(m, n);
-  } else {
-    for (uint64_t i = 0; i < n; ++i) {
-      total += 4 + LoadStringHandle(handles + i * kStringHandleSize).size();
-    }
+  for (uint64_t i = 0; i < n; ++i) {
+    total += 4 + LoadStringHandle(handles + i * kStringHandleSize).size();
   }
-  if (total > limit) {
-    return ResourceExhausted(what + ": result of " + std::to_string(total) +
-                             " bytes exceeds max_result_bytes (" + std::to_string(limit) + ")");
-  }
+  return total;
+}
+
+std::string StringsToWire(const ArrayMetadata& m, const uint8_t* handles, uint64_t n) {
+  const uint64_t total = StringWireBytes(m, handles, n);
   std::string out;
   if (!m.string_width) {
     out.reserve(total);
@@ -76,6 +73,7 @@ Result<Bytes> StringsFromWire(const ArrayMetadata& m, ByteView in, uint64_t n, S
                              std::to_string(n) + " elements of " + m.result_typestr() + " take " +
                              std::to_string(FixedStringWireBytes(m, n)));
     }
+    ZARRD_RETURN_IF_ERROR(arena.Fits(StringArena::MemoryOf(n, in.size())));
     std::vector<std::string> strings(n);
     for (uint64_t i = 0; i < n; ++i) {
       const uint8_t* p = in.data() + i * item;
@@ -99,13 +97,14 @@ Result<Bytes> StringsFromWire(const ArrayMetadata& m, ByteView in, uint64_t n, S
       }
     }
     Bytes handles(n * kStringHandleSize);
-    arena.Adopt(std::move(strings), handles.data());
+    ZARRD_RETURN_IF_ERROR(arena.Adopt(std::move(strings), handles.data()));
     return handles;
   }
   if (n > in.size() / 4) {
     return InvalidArgument("input of " + std::to_string(in.size()) + " bytes cannot hold " +
                            std::to_string(n) + " strings (4 bytes of length each at least)");
   }
+  ZARRD_RETURN_IF_ERROR(arena.Fits(StringArena::MemoryOf(n, in.size())));
   std::vector<std::string> strings;
   strings.reserve(n);
   size_t at = 0;
@@ -133,7 +132,7 @@ Result<Bytes> StringsFromWire(const ArrayMetadata& m, ByteView in, uint64_t n, S
                            std::to_string(n) + " strings");
   }
   Bytes handles(n * kStringHandleSize);
-  arena.Adopt(std::move(strings), handles.data());
+  ZARRD_RETURN_IF_ERROR(arena.Adopt(std::move(strings), handles.data()));
   return handles;
 }
 

@@ -18,9 +18,10 @@ uint64_t FixedStringWireBytes(const ArrayMetadata& m, uint64_t n);
 // The least wire size of `n` elements.
 uint64_t MinStringWireBytes(const ArrayMetadata& m, uint64_t n);
 
-// The wire form of `n` string handles; RESOURCE_EXHAUSTED (naming `what`) past `limit` bytes.
-Result<std::string> StringsToWire(const ArrayMetadata& m, const uint8_t* handles, uint64_t n,
-                                  uint64_t limit, const std::string& what);
+// The wire size of `n` string handles.
+uint64_t StringWireBytes(const ArrayMetadata& m, const uint8_t* handles, uint64_t n);
+// The wire form of `n` string handles.
+std::string StringsToWire(const ArrayMetadata& m, const uint8_t* handles, uint64_t n);
 
 // Parses the wire form of `n` elements into handles (8 bytes each) of strings kept in `arena`.
 // INVALID_ARGUMENT for input that is not `n` elements, or not UTF-8 where text is expected.

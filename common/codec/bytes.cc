@@ -88,6 +88,7 @@ class FixedStringCodec : public ArrayToBytesCodec {
       return DataLoss("bytes codec: chunk holds " + std::to_string(in.size()) +
                       " bytes, its shape needs " + std::to_string(n * item));
     }
+    ZARRD_RETURN_IF_ERROR(spec.strings->Fits(StringArena::MemoryOf(n, in.size())));
     std::vector<std::string> strings(n);
     for (size_t i = 0; i < n; ++i) {
       const uint8_t* p = in.data() + i * item;
@@ -111,8 +112,7 @@ class FixedStringCodec : public ArrayToBytesCodec {
         }
       }
     }
-    spec.strings->Adopt(std::move(strings), out);
-    return OkStatus();
+    return spec.strings->Adopt(std::move(strings), out);
   }
 
   std::optional<size_t> EncodedSize(const ChunkSpec& spec) const override {

@@ -44,7 +44,7 @@ TEST(Categorize, EncodeAndDecodeAsNumcodecs) {
       std::vector<std::string> items;
       for (const json& s : input) items.push_back(s.get<std::string>());
       Bytes handles(items.size() * kStringHandleSize);
-      arena.Adopt(items, handles.data());
+      ASSERT_TRUE(arena.Adopt(items, handles.data()).ok());
       const ChunkSpec encoded_spec = codec->EncodedSpec(spec);
       Bytes encoded(encoded_spec.num_bytes());
       codec->Encode(spec, handles.data(), encoded.data());

@@ -64,6 +64,7 @@ class VLenCodec : public ArrayToBytesCodec {
       return DataLoss(name() + ": chunk of " + std::to_string(in.size()) + " bytes cannot hold " +
                       std::to_string(n) + " items");
     }
+    ZARRD_RETURN_IF_ERROR(spec.strings->Fits(StringArena::MemoryOf(n, in.size())));
     std::vector<std::string> strings;
     strings.reserve(n);
     size_t at = 4;
@@ -83,8 +84,7 @@ class VLenCodec : public ArrayToBytesCodec {
       strings.emplace_back(item);
       at += len;
     }
-    spec.strings->Adopt(std::move(strings), out);
-    return OkStatus();
+    return spec.strings->Adopt(std::move(strings), out);
   }
 
   json ToJson() const override { return {{"name", name()}, {"configuration", json::object()}}; }

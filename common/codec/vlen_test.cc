@@ -60,7 +60,7 @@ TEST_P(VLenVectors, EncodeAndDecodeAsNumcodecs) {
     auto codec = MakeCodec<ArrayToBytesCodec>(id, json::object(), spec);
     ASSERT_TRUE(codec.ok()) << codec.status().ToString();
     Bytes handles(items.size() * kStringHandleSize);
-    arena.Adopt(items, handles.data());
+    ASSERT_TRUE(arena.Adopt(items, handles.data()).ok());
     Bytes encoded;
     ASSERT_TRUE((*codec)->Encode(spec, handles.data(), &encoded).ok());
     EXPECT_EQ(encoded, want);
@@ -117,7 +117,7 @@ TEST(FixedStrings, AsNumpyHoldsThem) {
   auto u = MakeCodec<ArrayToBytesCodec>("bytes", json{{"endian", "little"}}, text);
   ASSERT_TRUE(u.ok()) << u.status().ToString();
   Bytes handles(2 * kStringHandleSize);
-  arena.Adopt({"ab", "\xc3\xa9"}, handles.data());
+  ASSERT_TRUE(arena.Adopt({"ab", "\xc3\xa9"}, handles.data()).ok());
   Bytes encoded;
   ASSERT_TRUE((*u)->Encode(text, handles.data(), &encoded).ok());
   EXPECT_EQ(encoded, (Bytes{'a', 0, 0, 0, 'b', 0, 0, 0, 0xe9, 0, 0, 0, 0, 0, 0, 0}));
@@ -128,7 +128,7 @@ TEST(FixedStrings, AsNumpyHoldsThem) {
   ChunkSpec bytes{DataType::kBytes, {2}, StringFillValue(""), &arena, 2};
   auto s = MakeCodec<ArrayToBytesCodec>("bytes", json{{"endian", "little"}}, bytes);
   ASSERT_TRUE(s.ok());
-  arena.Adopt({"ab", "c"}, handles.data());
+  ASSERT_TRUE(arena.Adopt({"ab", "c"}, handles.data()).ok());
   ASSERT_TRUE((*s)->Encode(bytes, handles.data(), &encoded).ok());
   EXPECT_EQ(encoded, (Bytes{'a', 'b', 'c', 0}));
   ASSERT_TRUE((*s)->Decode(bytes, encoded, decoded.data()).ok());

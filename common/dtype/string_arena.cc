@@ -1,5 +1,6 @@
 #include "common/dtype/string_arena.h"
 
+#include <algorithm>
 #include <set>
 
 namespace zarrd {
@@ -13,19 +14,39 @@ const std::string* InternString(std::string_view text) {
   return &*it;
 }
 
-void StringArena::Adopt(std::vector<std::string> strings, uint8_t* out) {
-  size_t n = 0;
-  for (const auto& s : strings) n += s.size();
+StringArena::StringArena(uint64_t budget, std::string budget_name)
+    : budget_(budget), budget_name_(std::move(budget_name)) {}
+
+Status StringArena::Adopt(std::vector<std::string> strings, uint8_t* out) {
+  uint64_t content = 0;
+  for (const auto& s : strings) content += s.size();
+  const uint64_t n = MemoryOf(strings.size(), content);
   auto block = std::make_unique<std::vector<std::string>>(std::move(strings));
-  for (size_t i = 0; i < block->size(); ++i) {
-    StoreStringHandle(out + i * kStringHandleSize, &(*block)[i]);
+  const std::vector<std::string>& kept =
+      *block;  // its strings stay put: their addresses are handles
+  {
+    std::lock_guard lock(mutex_);
+    if (n > budget_ - std::min(bytes_, budget_)) return Exceeded(bytes_ + n);
+    bytes_ += n;
+    blocks_.push_back(std::move(block));
   }
-  std::lock_guard lock(mutex_);
-  blocks_.push_back(std::move(block));
-  bytes_ += n;
+  for (size_t i = 0; i < kept.size(); ++i) StoreStringHandle(out + i * kStringHandleSize, &kept[i]);
+  return OkStatus();
 }
 
-size_t StringArena::bytes() const {
+Status StringArena::Fits(uint64_t bytes) const {
+  std::lock_guard lock(mutex_);
+  return bytes > budget_ - std::min(bytes_, budget_) ? Exceeded(bytes_ + bytes) : OkStatus();
+}
+
+Status StringArena::Exceeded(uint64_t total) const {
+  return ResourceExhausted("the strings of this request (its input's and the chunks' it decodes, " +
+                           std::to_string(total) + " bytes in memory) exceed " +
+                           (budget_name_.empty() ? "the budget" : budget_name_) + " (" +
+                           std::to_string(budget_) + " bytes); select fewer chunks");
+}
+
+uint64_t StringArena::bytes() const {
   std::lock_guard lock(mutex_);
   return bytes_;
 }

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/status.h"
+
 namespace zarrd {
 
 inline constexpr size_t kStringHandleSize = 8;
@@ -35,20 +37,34 @@ const std::string* InternString(std::string_view text);
 
 class StringArena {
  public:
-  StringArena() = default;
+  // `budget`: the most memory the kept strings may take, their std::string objects included
+  // (`budget_name` names it in the error). A request's strings are whole chunks' strings, however
+  // few of them its selection takes, so without a budget they are bounded only by the array.
+  explicit StringArena(uint64_t budget = UINT64_MAX, std::string budget_name = "");
   StringArena(const StringArena&) = delete;
   StringArena& operator=(const StringArena&) = delete;
 
   // Keeps `strings` (one chunk's, say) and writes their handles to out[0..size) in order. One
-  // lock a call, whatever the count.
-  void Adopt(std::vector<std::string> strings, uint8_t* out);
-  // The bytes of the strings kept so far.
-  size_t bytes() const;
+  // lock a call, whatever the count. RESOURCE_EXHAUSTED, keeping none of them, past the budget.
+  Status Adopt(std::vector<std::string> strings, uint8_t* out);
+  // The memory `count` strings of `content` bytes in all take kept here.
+  static uint64_t MemoryOf(uint64_t count, uint64_t content) {
+    return sizeof(std::vector<std::string>) + count * sizeof(std::string) + content;
+  }
+  // RESOURCE_EXHAUSTED unless `bytes` more fit the budget: for callers about to build many
+  // strings, before they build them.
+  Status Fits(uint64_t bytes) const;
+  // The memory the strings kept so far take (their bytes and their std::string objects).
+  uint64_t bytes() const;
 
  private:
+  Status Exceeded(uint64_t total) const;
+
+  const uint64_t budget_;
+  const std::string budget_name_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<std::vector<std::string>>> blocks_;
-  size_t bytes_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace zarrd

@@ -13,11 +13,11 @@ namespace {
 TEST(StringArena, HandlesOutliveTheirVectors) {
   StringArena arena;
   uint8_t handles[3 * kStringHandleSize];
-  arena.Adopt({"a", "", "héllo"}, handles);
+  ASSERT_TRUE(arena.Adopt({"a", "", "héllo"}, handles).ok());
   EXPECT_EQ(LoadStringHandle(handles), "a");
   EXPECT_EQ(LoadStringHandle(handles + 8), "");
   EXPECT_EQ(LoadStringHandle(handles + 16), "héllo");
-  EXPECT_EQ(arena.bytes(), 7u);
+  EXPECT_EQ(arena.bytes(), StringArena::MemoryOf(3, 7));
   uint8_t null[8] = {};
   EXPECT_EQ(LoadStringHandle(null), "");
 }
@@ -30,7 +30,7 @@ TEST(StringArena, AdoptsFromManyThreads) {
     threads.emplace_back([&, t] {
       std::vector<std::string> strings;
       for (int i = 0; i < 100; ++i) strings.push_back(std::to_string(t * 1000 + i));
-      arena.Adopt(std::move(strings), out[t].data());
+      ASSERT_TRUE(arena.Adopt(std::move(strings), out[t].data()).ok());
     });
   }
   for (auto& t : threads) t.join();
@@ -39,6 +39,26 @@ TEST(StringArena, AdoptsFromManyThreads) {
       EXPECT_EQ(LoadStringHandle(out[t].data() + i * 8), std::to_string(t * 1000 + i));
     }
   }
+}
+
+TEST(StringArena, PastItsBudgetItKeepsNothingMoreAndSaysWhich) {
+  const uint64_t one = StringArena::MemoryOf(2, 6);  // {"abc", "def"}
+  StringArena arena(2 * one, "max_result_bytes");
+  uint8_t first[16], second[16], third[16] = {};
+  ASSERT_TRUE(arena.Adopt({"abc", "def"}, first).ok());
+  ASSERT_TRUE(arena.Adopt({"ghi", "jkl"}, second).ok());
+  EXPECT_EQ(arena.bytes(), 2 * one);
+  Status refused = arena.Adopt({"mno", "pqr"}, third);
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("max_result_bytes (" + std::to_string(2 * one) + " bytes)"),
+            std::string::npos)
+      << refused.ToString();
+  EXPECT_EQ(arena.bytes(), 2 * one);
+  EXPECT_EQ(LoadStringHandle(third), "");  // no handle written
+  EXPECT_EQ(LoadStringHandle(first + 8), "def");
+  EXPECT_EQ(LoadStringHandle(second), "ghi");
+  EXPECT_EQ(arena.Fits(1).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(StringArena(one).Fits(one).ok());
 }
 
 TEST(StringArena, InternedStringsAreShared) {
