@@ -104,7 +104,7 @@ Result<PreparedRead> PrepareRead(const ServerConfig& config, const pb::GetItemRe
     ZARRD_ASSIGN_OR_RETURN(read.selection, ResolveBasic(m, req.path(), req.selection()));
     Describe(m, read.selection.result_shape, read.selection.num_elements(), &read.descriptor);
   }
-  read.max_result_bytes = config.max_result_bytes;
+  read.strings_budget = SaturatingAdd(config.max_result_bytes, config.max_chunk_bytes);
   read.descriptor.set_prototype(read.prototype == PrototypeKind::kDevice ? pb::PROTOTYPE_DEVICE
                                                                          : pb::PROTOTYPE_HOST);
   if (read.strings() && read.prototype == PrototypeKind::kDevice) {
@@ -129,7 +129,7 @@ Status PreparedRead::ReadInto(void* out, size_t n, const IoOptions& io) const {
 Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limit,
                                               const std::function<Status(uint64_t)>& too_large) {
   const uint64_t n = num_elements();
-  StringArena arena(max_result_bytes, "max_result_bytes");
+  StringArena arena(strings_budget, "max_result_bytes + max_chunk_bytes");
   IoOptions with_strings = io;
   with_strings.strings = &arena;
   Bytes handles(n * kStringHandleSize);  // n is bounded: its least wire size passed the limit
@@ -144,7 +144,7 @@ Result<std::string> PreparedRead::ReadStrings(const IoOptions& io, uint64_t limi
 Result<PreparedWrite> PrepareWrite(const ServerConfig& config, const pb::Selection& selection,
                                    const std::string& path, std::shared_ptr<Array> array) {
   PreparedWrite write;
-  write.max_request_bytes = config.max_request_bytes;
+  write.strings_budget = SaturatingAdd(config.max_request_bytes, config.max_chunk_bytes);
   auto m = array->metadata();
   write.array = std::move(array);
   if (IsAdvanced(selection)) {
@@ -173,7 +173,7 @@ uint64_t PreparedWrite::num_elements() const {
 Status PreparedWrite::WriteFrom(const void* in, size_t n, const IoOptions& io) const {
   auto m = array->metadata();
   if (IsStringType(m->dtype)) {
-    StringArena arena(max_request_bytes, "max_request_bytes");
+    StringArena arena(strings_budget, "max_request_bytes + max_chunk_bytes");
     auto handles =
         StringsFromWire(*m, ByteView(static_cast<const uint8_t*>(in), n), num_elements(), arena);
     if (!handles.ok()) return handles.status().WithContext(ArrayName(array->path()));

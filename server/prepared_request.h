@@ -35,7 +35,9 @@ struct PreparedRead {
   ResolvedSelection selection;               // a basic selection, unless
   std::optional<ResolvedAdvanced> advanced;  // an orthogonal, point or mask one
   pb::ArrayDescriptor descriptor;            // the result as the reply describes it
-  uint64_t max_result_bytes = 0;             // the server's, which bounds a read's strings too
+  // The memory a read's strings may take (whole chunks' strings, however few it selects): its
+  // result's limit and one chunk more, max_result_bytes + max_chunk_bytes.
+  uint64_t strings_budget = 0;
 
   // The result's bytes; for variable-length strings, 0 until ReadStrings tells.
   uint64_t nbytes() const { return descriptor.nbytes(); }
@@ -45,7 +47,7 @@ struct PreparedRead {
   Status ReadInto(void* out, size_t n, const IoOptions& io) const;
   // String arrays: reads the selection and returns its wire form (server/string_wire.h), which
   // the descriptor's nbytes then gives. RESOURCE_EXHAUSTED when the strings of the chunks read
-  // pass max_result_bytes in memory; too_large(wire bytes) when the wire form passes `limit`.
+  // pass strings_budget in memory; too_large(wire bytes) when the wire form passes `limit`.
   Result<std::string> ReadStrings(const IoOptions& io, uint64_t limit,
                                   const std::function<Status(uint64_t)>& too_large);
 };
@@ -60,8 +62,10 @@ struct PreparedWrite {
   ResolvedSelection selection;
   std::optional<ResolvedAdvanced> advanced;
   uint64_t nbytes = 0;  // the input the selection takes (the least, for variable-length strings)
-  bool variable_size = false;      // variable-length strings: the input's size is what it holds
-  uint64_t max_request_bytes = 0;  // the server's, which bounds a write's strings in memory too
+  bool variable_size = false;  // variable-length strings: the input's size is what it holds
+  // The memory a write's strings may take (the input's and the chunks' it rewrites in part):
+  // max_request_bytes + max_chunk_bytes.
+  uint64_t strings_budget = 0;
 
   uint64_t num_elements() const;
   // Writes the input (`n` must be nbytes(), unless variable_size) from host memory.

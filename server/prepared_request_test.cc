@@ -155,6 +155,7 @@ std::shared_ptr<Array> MakeStringArray() {
 }
 
 // One element of each chunk is 10 x 1004 wire bytes, but the read decodes 100 000 bytes of strings.
+// (max_chunk_bytes bounds the chunks' 8-byte handles, not their strings.)
 TEST(PrepareRead, StringReadsHoldWholeChunksStringsWithinMaxResultBytes) {
   auto array = MakeStringArray();
   auto refuse = [](uint64_t nbytes) { return ResourceExhausted(std::to_string(nbytes)); };
@@ -172,13 +173,16 @@ TEST(PrepareRead, StringReadsHoldWholeChunksStringsWithinMaxResultBytes) {
   auto small = PrepareRead(config, Request({{0, 100, 10}}), array);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->ReadStrings({}, 10 * 1004 - 1, refuse).status().message(), "10040");
-  // The chunks' strings in memory pass max_result_bytes long before the result does.
-  config.max_result_bytes = 20000;
+  // The chunks' strings in memory pass the budget (the result's limit and one chunk more) long
+  // before the result passes its limit.
+  config.max_result_bytes = 15000;
+  config.max_chunk_bytes = 5000;
   auto bounded = PrepareRead(config, Request({{0, 100, 10}}), array);
   ASSERT_TRUE(bounded.ok()) << bounded.status().ToString();
   auto refused = bounded->ReadStrings({}, 20000, refuse);
   ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.status().message().find("max_result_bytes (20000 bytes)"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("max_result_bytes + max_chunk_bytes (20000 bytes)"),
+            std::string::npos)
       << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("array 's' chunk"), std::string::npos)
       << refused.status().ToString();
@@ -188,12 +192,15 @@ TEST(PrepareWrite, StringInputsOfManyTinyStringsStayWithinMaxRequestBytes) {
   auto array = MakeStringArray();
   ServerConfig config;
   config.max_request_bytes = 1000;  // 100 empty strings: 400 wire bytes, 3200+ in memory
+  config.max_chunk_bytes = 1000;
   auto write = PrepareWrite(config, Request({{0, 100, 1}}).selection(), "s", array);
   ASSERT_TRUE(write.ok()) << write.status().ToString();
   const std::string empties(400, '\0');
   Status refused = write->WriteFrom(empties.data(), empties.size(), {});
   ASSERT_EQ(refused.code(), StatusCode::kResourceExhausted) << refused.ToString();
-  EXPECT_NE(refused.message().find("max_request_bytes"), std::string::npos) << refused.ToString();
+  EXPECT_NE(refused.message().find("max_request_bytes + max_chunk_bytes (2000 bytes)"),
+            std::string::npos)
+      << refused.ToString();
 }
 
 }  // namespace
