@@ -42,7 +42,7 @@ class CategorizeCodec : public ArrayToArrayCodec {
       uint64_t code = 0;
       for (size_t b = 0; b < size; ++b) code |= uint64_t{in[i * size + b]} << (8 * b);
       StoreStringHandle(out + i * kStringHandleSize,
-                        code >= 1 && code <= labels_.size() ? labels_[code - 1] : nullptr);
+                        code >= 1 && code <= labels_.size() ? labels_[code - 1].get() : nullptr);
     }
   }
 
@@ -56,7 +56,7 @@ class CategorizeCodec : public ArrayToArrayCodec {
   json labels_json_;
   std::string dtype_;
   DataType astype_;
-  std::vector<const std::string*> labels_;  // interned: handles to them outlive any request
+  std::vector<SharedString> labels_;  // interned: the same strings as other metadata's equal labels
   std::unordered_map<std::string, uint64_t> index_;
 };
 

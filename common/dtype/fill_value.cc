@@ -144,7 +144,9 @@ FillValue ZeroFillValue(DataType dtype) { return FillValue(ItemSize(dtype), 0); 
 
 FillValue StringFillValue(std::string_view value) {
   FillValue out(kStringHandleSize);
-  StoreStringHandle(out.data(), InternString(value));
+  SharedString s = InternString(value);
+  StoreStringHandle(out.data(), s.get());
+  out.holds = std::move(s);
   return out;
 }
 

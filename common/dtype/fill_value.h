@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -11,8 +12,13 @@
 
 namespace zarrd {
 
-// One element in the engine's in-memory layout (little-endian).
-using FillValue = std::vector<uint8_t>;
+// One element in the engine's in-memory layout (little-endian). For string types the element is a
+// handle (common/dtype/string_arena.h), and `holds` keeps its string alive while any copy of the
+// value lives.
+struct FillValue : std::vector<uint8_t> {
+  using std::vector<uint8_t>::vector;
+  std::shared_ptr<const void> holds;
+};
 
 enum class ZarrFormat : int { kV2 = 2, kV3 = 3 };
 
@@ -20,7 +26,7 @@ enum class ZarrFormat : int { kV2 = 2, kV3 = 3 };
 Result<FillValue> ParseFillValue(const nlohmann::json& json, DataType dtype, ZarrFormat format);
 nlohmann::json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format);
 FillValue ZeroFillValue(DataType dtype);
-// The fill value of a string type: an interned string's handle (common/dtype/string_arena.h).
+// The fill value of a string type: an interned string's handle, holding it.
 FillValue StringFillValue(std::string_view value);
 
 }  // namespace zarrd

@@ -1,17 +1,30 @@
 #include "common/dtype/string_arena.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 namespace zarrd {
 
-const std::string* InternString(std::string_view text) {
-  static std::mutex mutex;
-  static auto* strings = new std::set<std::string, std::less<>>;  // never destroyed
-  std::lock_guard lock(mutex);
-  auto it = strings->find(text);
-  if (it == strings->end()) it = strings->emplace(text).first;
-  return &*it;
+SharedString InternString(std::string_view text) {
+  // Never destroyed: strings may be released after static destructors ran.
+  static auto* mutex = new std::mutex;
+  static auto* table = new std::map<std::string_view, std::weak_ptr<const std::string>>;
+  std::lock_guard lock(*mutex);
+  auto it = table->find(text);
+  if (it != table->end()) {
+    if (SharedString held = it->second.lock()) return held;
+    table->erase(it);  // its last holder is releasing it; the deleter leaves a newer entry alone
+  }
+  SharedString s(new std::string(text), [](const std::string* p) {
+    {
+      std::lock_guard lock(*mutex);
+      auto found = table->find(*p);
+      if (found != table->end() && found->first.data() == p->data()) table->erase(found);
+    }
+    delete p;
+  });
+  table->emplace(*s, s);
+  return s;
 }
 
 StringArena::StringArena(uint64_t budget, std::string budget_name)

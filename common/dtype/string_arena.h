@@ -1,8 +1,8 @@
 // The strings of a read or write of a string array. The engine keeps its fixed-size element
 // model: each element is an 8-byte handle, the address of a std::string that outlives the
-// request (one of this arena's, or an interned one: fill values, categorize labels). Chunk
-// gathers and scatters move handles; codecs make and resolve them; the server turns a result's
-// handles into its wire form. A null handle reads as the empty string.
+// request (one of this arena's, or an interned one that the metadata holds: fill values,
+// categorize labels). Chunk gathers and scatters move handles; codecs make and resolve them; the
+// server turns a result's handles into its wire form. A null handle reads as the empty string.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +31,10 @@ inline const std::string& LoadStringHandle(const uint8_t* p) {
   return s ? *s : kEmpty;
 }
 
-// A string kept for the life of the process, the same address for equal strings: fill values
-// and labels, which arrays' metadata holds as handles.
-const std::string* InternString(std::string_view text);
+// A string kept while anything holds it, the same one for equal texts meanwhile: fill values and
+// labels, which arrays' metadata holds as handles and keeps alive with these references.
+using SharedString = std::shared_ptr<const std::string>;
+SharedString InternString(std::string_view text);
 
 class StringArena {
  public:

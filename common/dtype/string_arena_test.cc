@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "common/dtype/dtype.h"
@@ -61,9 +62,37 @@ TEST(StringArena, PastItsBudgetItKeepsNothingMoreAndSaysWhich) {
   EXPECT_TRUE(StringArena(one).Fits(one).ok());
 }
 
-TEST(StringArena, InternedStringsAreShared) {
+TEST(StringArena, InternedStringsAreSharedWhileHeldAndThenReleased) {
   EXPECT_EQ(InternString("x"), InternString(std::string("x")));
   EXPECT_NE(InternString("x"), InternString("y"));
+  std::weak_ptr<const std::string> watch;
+  {
+    FillValue fill = StringFillValue("a fill value no other test uses");
+    watch = InternString("a fill value no other test uses");
+    EXPECT_EQ(watch.lock().get(), &LoadStringHandle(fill.data()));
+    FillValue copy = fill;
+    fill = FillValue();
+    EXPECT_FALSE(watch.expired());  // the copy holds it
+    EXPECT_EQ(LoadStringHandle(copy.data()), "a fill value no other test uses");
+  }
+  EXPECT_TRUE(watch.expired());  // metadata of any number of distinct fill values: no growth
+  EXPECT_EQ(*InternString("a fill value no other test uses"), "a fill value no other test uses");
+}
+
+TEST(StringArena, InterningFromManyThreadsWhileHoldersComeAndGo) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::string text = "label " + std::to_string((i + t) % 7);
+        SharedString a = InternString(text), b = InternString(text);
+        if (a != b || *a != text) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // numpy's typestrs, as zarr 2.13 writes them in .zarray.
