@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,9 +84,11 @@ class DeviceBackend {
   virtual Result<DeviceResult> Read(const Array& array, const ResolvedSelection& selection,
                                     uint64_t nbytes, const DeviceReadTarget& target,
                                     const IoOptions& io) = 0;
-  // A DEVICE result of values gathered on the host (orthogonal, point and mask selections):
-  // `values` copied to GPU memory as `target` says.
-  virtual Result<DeviceResult> Upload(ByteView values, const DeviceReadTarget& target) = 0;
+  // A DEVICE result of `nbytes` of values gathered on the host (orthogonal, point and mask
+  // selections): `gather` fills a host buffer once the GPU memory is held, then it is copied there.
+  using HostGather = std::function<Status(MutableByteView)>;
+  virtual Result<DeviceResult> Upload(uint64_t nbytes, const DeviceReadTarget& target,
+                                      const HostGather& gather) = 0;
   // Writes `selection` of `array` from GPU memory; returns the bytes written.
   virtual Result<uint64_t> Write(Array& array, const ResolvedSelection& selection,
                                  const DeviceWriteSource& source, const IoOptions& io) = 0;

@@ -129,9 +129,13 @@ class CudaDeviceBackend final : public DeviceBackend {
         });
   }
 
-  Result<DeviceResult> Upload(ByteView values, const DeviceReadTarget& target) override {
-    return Deliver(values.size(), target,
-                   [&](Device&, uint8_t* dst, std::shared_ptr<const void>, DeviceResult*) {
+  Result<DeviceResult> Upload(uint64_t nbytes, const DeviceReadTarget& target,
+                              const HostGather& gather) override {
+    return Deliver(nbytes, target,
+                   [&](Device& device, uint8_t* dst, std::shared_ptr<const void>, DeviceResult*) {
+                     std::vector<uint8_t> values(nbytes);
+                     ZARRD_RETURN_IF_ERROR(gather(values));
+                     ZARRD_RETURN_IF_ERROR(cu::UseDevice(device.info.ordinal));
                      return cu::CudaStatus(
                          cudaMemcpy(dst, values.data(), values.size(), cudaMemcpyHostToDevice),
                          "upload of a result gathered on the host");
@@ -344,10 +348,11 @@ Result<std::unique_ptr<DeviceBackend>> MakeDeviceBackend(const ServerConfig& con
     return MakeNoDeviceBackend(visible.status().message());
   }
   auto backend = std::make_unique<CudaDeviceBackend>(config);
-  spdlog::info("gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
-               config.gpu_decode == GpuDecodeMode::kAlways
-                   ? "on the GPU where its kernels can"
-                   : "on the GPU for zstd and blosc reads of at least gpu_decode_min_chunks chunks (auto)");
+  spdlog::info(
+      "gpu_decode {}: DEVICE reads decode {}", GpuDecodeModeName(config.gpu_decode),
+      config.gpu_decode == GpuDecodeMode::kAlways
+          ? "on the GPU where its kernels can"
+          : "on the GPU for zstd and blosc reads of at least gpu_decode_min_chunks chunks (auto)");
   if (config.devices) {
     for (const auto& dc : *config.devices) ZARRD_RETURN_IF_ERROR(backend->AddDevice(dc));
   } else {

@@ -14,7 +14,7 @@ class NoDeviceBackend final : public DeviceBackend {
                             const DeviceReadTarget&, const IoOptions&) override {
     return Refuse("DEVICE results");
   }
-  Result<DeviceResult> Upload(ByteView, const DeviceReadTarget&) override {
+  Result<DeviceResult> Upload(uint64_t, const DeviceReadTarget&, const HostGather&) override {
     return Refuse("DEVICE results");
   }
   Result<uint64_t> Write(Array&, const ResolvedSelection&, const DeviceWriteSource&,

@@ -135,9 +135,9 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
               return state_.devices->Read(*read.array, read.selection, nbytes, target, io);
             }
             // Gathered on the host (each chunk decoded once), then one upload.
-            std::vector<uint8_t> values(nbytes);
-            ZARRD_RETURN_IF_ERROR(read.ReadInto(values.data(), values.size(), io));
-            return state_.devices->Upload(values, target);
+            return state_.devices->Upload(nbytes, target, [&](MutableByteView values) {
+              return read.ReadInto(values.data(), values.size(), io);
+            });
           };
           ZARRD_ASSIGN_OR_RETURN(DeviceResult result, deliver());
           DeviceResultToWire(result, state_.epoch, resp->mutable_device_buffer());
