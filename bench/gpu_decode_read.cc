@@ -1,5 +1,6 @@
 // gpu_decode_read: the engine's DEVICE read with its chunks decoded on the CPUs against on the
-// GPU (DeviceSink with gpu_decode never / always), in-process, for R1 (zstd 3) and R4 (v2 blosc
+// GPU (DeviceSink with gpu_decode never / always; auto, which shares a whole-array read between
+// the CPUs and the GPU, as "both"), in-process, for R1 (zstd 3) and R4 (v2 blosc
 // lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, then reads of 1 to
 // 1024 chunks, which place auto's crossover.
 //
@@ -85,7 +86,8 @@ int Main(int argc, char** argv) {
       return (*array)->ReadToSink(sel, sink, {.pool = &pool});
     };
     std::printf("%s (%s)\n", name, blosc ? "v2 blosc lz4 5 + shuffle" : "zstd 3");
-    for (GpuDecodeMode mode : {GpuDecodeMode::kNever, GpuDecodeMode::kAlways}) {
+    for (GpuDecodeMode mode :
+         {GpuDecodeMode::kNever, GpuDecodeMode::kAlways, GpuDecodeMode::kAuto}) {
       Check(read(mode, all));  // warm-up: staging slots and page cache
       const double cpu0 = CpuSeconds();
       double best = 1e9;
@@ -99,8 +101,10 @@ int Main(int argc, char** argv) {
       CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
       const bool equal = std::memcmp(back.data(), host.data(), kTotal) == 0;
       std::printf("  whole array, %-6s decode: %7.2f GB/s, %.3f CPU s/GiB%s\n",
-                  mode == GpuDecodeMode::kNever ? "CPU" : "GPU", kTotal / best / 1e9, cpu_per_gib,
-                  equal ? "" : "  VALUES DIFFER");
+                  mode == GpuDecodeMode::kNever    ? "CPU"
+                  : mode == GpuDecodeMode::kAlways ? "GPU"
+                                                   : "both",
+                  kTotal / best / 1e9, cpu_per_gib, equal ? "" : "  VALUES DIFFER");
     }
     std::printf("  %6s %12s %12s %8s\n", "chunks", "CPU us", "GPU us", "GPU/CPU");
     for (size_t n = 1; n <= 1024; n *= 4) {

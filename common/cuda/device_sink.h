@@ -58,6 +58,10 @@ class DeviceSink final : public ChunkSink {
     return gpu_decode_.Use(num_chunks_, kind);
   }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
+  // auto shares: a chunk that would wait for a batch slot decodes on the CPU (always waits).
+  bool DecodeOnCpuNow() override {
+    return gpu_decode_.mode == GpuDecodeMode::kAuto && decoder_.WouldWait();
+  }
   Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
                              EncodedChunk chunk) override;
   Status LeaveThread() override;

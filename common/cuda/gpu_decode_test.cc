@@ -342,6 +342,41 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   cudaFree(out);
 }
 
+// auto shares a read with the CPUs: while every batch slot is busy, the chunks that would wait
+// for one decode on the CPU instead, in the same read; once a slot is free they go to the GPU.
+TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileEveryBatchSlotIsBusy) {
+  ZARRD_REQUIRE_GPU();
+  Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(zstd));
+  const auto shape = array->metadata()->shape;
+  const auto values = Pattern(shape[0] * shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  const auto all = *ResolveSelection({}, shape);
+  const auto expected = Reference(values, shape, all);
+  StagingPool staging(0, 4);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  const GpuDecodePolicy policy{
+      .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
+  std::vector<StagingSlot*> held;
+  for (size_t i = 0; i < StagingPool::kBatchSlots; ++i) {
+    held.push_back(*staging.batch_pool().Acquire(1 << 20));
+  }
+  for (bool busy : {true, false}) {
+    SCOPED_TRACE(busy ? "every batch slot busy" : "batch slots free");
+    ASSERT_EQ(cudaMemset(out, 0, values.size() * 4), cudaSuccess);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, policy);
+    Status s = array->ReadToSink(all, sink);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, busy ? 0u : 10u * 10);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
+    for (StagingSlot* slot : held) ASSERT_TRUE(staging.batch_pool().Release(slot, false).ok());
+    held.clear();
+  }
+  cudaFree(out);
+}
+
 // Chunks of 1 MiB, several threads at once: one shared batch per read, as large as the read.
 TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ZARRD_REQUIRE_GPU();

@@ -1,5 +1,6 @@
 #include "common/cuda/staging.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "common/cuda/cuda_status.h"
@@ -82,6 +83,11 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
     return s;
   }
   return slot;
+}
+
+bool StagingPool::HasIdleSlot() const {
+  std::lock_guard lock(mutex_);
+  return slots_.size() < max_slots_ || std::any_of(free_.begin(), free_.end(), Idle);
 }
 
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
