@@ -513,9 +513,7 @@ Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
   const std::string prefix = path_.empty() ? "" : path_ + "/";
   const size_t rank = m.rank();
   const size_t es = ItemSize(m.dtype);
-  StringArena strings;  // string arrays: the trimmed chunks' strings
   ChunkSpec spec = m.chunk_spec();
-  spec.strings = &strings;
   const auto strides = COrderStrides(spec.shape, es);
   ChunkEdits edits;
   Bytes stored, chunk, before;
@@ -537,11 +535,14 @@ Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
     if (!cut) continue;
     const Bytes* encoded = in_base != base.end() ? &*in_base->second : nullptr;
     if (!encoded) {
-      auto found = store_->Get(key, &stored);
+      auto found = store_->GetBounded(key, m.max_encoded_chunk_bytes(), &stored);
       if (!found.ok()) return Context(found.status(), key);
       if (!*found) continue;
       encoded = &stored;
     }
+    // String arrays: one trimmed chunk's strings at a time, as a read of that chunk holds them.
+    StringArena strings;
+    spec.strings = &strings;
     chunk.resize(spec.num_bytes());
     ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Decode(spec, *encoded, chunk.data()), key));
     before = chunk;
