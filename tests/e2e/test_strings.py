@@ -135,6 +135,24 @@ def test_create_strings_through_the_client(client, server):
                                   np.array(["ab", "wxyz", "ab"], "<U4"))
 
 
+def test_resizing_string_arrays_trims_their_chunks(client, server):
+    """Shrinking cuts the edge chunk's strings (fill past the new end), drops chunks past it;
+    growing back shows the fill value there. zarr 2.13 reads what is stored."""
+    v2 = client.create_array("local", "rs", shape=(10,), dtype=str, chunks=(4,), zarr_format=2,
+                             fill_value="-")
+    values = np.array(["a", "bb", "", "é", "ee", "f😀", "g", "hh", "i", "jj"], object)
+    v2[:] = values
+    v2.resize(6)
+    z = zarr.open_array(str(server.workdir / "data" / "rs"), mode="r")
+    np.testing.assert_array_equal(z[...], values[:6])
+    assert not (server.workdir / "data" / "rs" / "2").exists()
+    v2.resize(10)
+    expected = np.concatenate([values[:6], np.array(["-"] * 4, object)])
+    np.testing.assert_array_equal(zarr.open_array(str(server.workdir / "data" / "rs"))[...],
+                                  expected)
+    np.testing.assert_array_equal(v2[...], expected)
+
+
 def test_streamed_and_limited(tmp_path):
     server = Server(tmp_path, {"max_unary_result_bytes": 4096, "max_result_bytes": 1 << 20})
     try:
