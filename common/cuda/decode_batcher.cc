@@ -87,12 +87,6 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
   return --writers_ == 0 && closed_ ? Launch() : OkStatus();
 }
 
-bool DecodeBatcher::WouldWait() {
-  std::lock_guard lock(mutex_);
-  if (batch_.open() && !closed_) return false;
-  return !staging_.batch_pool().HasIdleSlot();
-}
-
 Status DecodeBatcher::Close() {
   closed_ = true;
   return writers_ == 0 ? Launch() : OkStatus();

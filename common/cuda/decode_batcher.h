@@ -41,8 +41,6 @@ class DecodeBatcher {
   // Adds a chunk already in GPU memory of this device: decoded from where it is, kept alive
   // until Finish.
   Status AddDevice(const Placement& p, const DeviceValue& encoded, ChunkSink::EncodedChunk chunk);
-  // Whether Add would now wait for a batch slot (every slot's batch still uploading or decoding).
-  bool WouldWait();
   // Launches what is left, waits for every batch of the read and checks the chunks' results.
   // The batcher is empty after, ready for another read.
   Status Finish();

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
@@ -342,9 +344,10 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   cudaFree(out);
 }
 
-// auto shares a read with the CPUs: while every batch slot is busy, the chunks that would wait
-// for one decode on the CPU instead, in the same read; once a slot is free they go to the GPU.
-TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileEveryBatchSlotIsBusy) {
+// auto shares a read with the CPUs: while share_after_batches batches are queued or decoding on
+// the device, chunks decode on the CPU instead, in the same read; once they are done the chunks
+// go to the GPU again.
+TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileTheGpuHasBatchesQueued) {
   ZARRD_REQUIRE_GPU();
   Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
   auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(zstd));
@@ -358,12 +361,23 @@ TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileEveryBatchSlotIsBusy) {
   ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
   const GpuDecodePolicy policy{
       .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
-  std::vector<StagingSlot*> held;
-  for (size_t i = 0; i < StagingPool::kBatchSlots; ++i) {
-    held.push_back(*staging.batch_pool().Acquire(1 << 20));
+  // Two batch slots whose streams wait on the host until `go`: batches of another read.
+  std::atomic<bool> go{false};
+  for (size_t i = 0; i < policy.share_after_batches; ++i) {
+    StagingSlot* slot = *staging.batch_pool().Acquire(1 << 20);
+    ASSERT_EQ(cudaLaunchHostFunc(
+                  slot->stream,
+                  [](void* flag) {
+                    while (!static_cast<std::atomic<bool>*>(flag)->load()) {
+                      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    }
+                  },
+                  &go),
+              cudaSuccess);
+    ASSERT_TRUE(staging.batch_pool().Release(slot, true).ok());
   }
   for (bool busy : {true, false}) {
-    SCOPED_TRACE(busy ? "every batch slot busy" : "batch slots free");
+    SCOPED_TRACE(busy ? "GPU busy" : "GPU idle");
     ASSERT_EQ(cudaMemset(out, 0, values.size() * 4), cudaSuccess);
     const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
     DeviceSink sink(staging, out, 4, nullptr, policy);
@@ -371,8 +385,8 @@ TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileEveryBatchSlotIsBusy) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, busy ? 0u : 10u * 10);
     EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
-    for (StagingSlot* slot : held) ASSERT_TRUE(staging.batch_pool().Release(slot, false).ok());
-    held.clear();
+    go = true;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   cudaFree(out);
 }

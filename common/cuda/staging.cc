@@ -85,9 +85,9 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
   return slot;
 }
 
-bool StagingPool::HasIdleSlot() const {
+size_t StagingPool::BusySlots() const {
   std::lock_guard lock(mutex_);
-  return slots_.size() < max_slots_ || std::any_of(free_.begin(), free_.end(), Idle);
+  return std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return !Idle(s.get()); });
 }
 
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {

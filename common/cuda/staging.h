@@ -49,8 +49,8 @@ class StagingPool {
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
-  // Whether Acquire would find a slot without waiting for one or for its queued work.
-  bool HasIdleSlot() const;
+  // Slots whose queued work (uploads, decoding) has not finished.
+  size_t BusySlots() const;
   uint64_t pinned_bytes() const;
 
   // Pinned buffers of at least `nbytes` that the GPU copies small results into (a read's decode
