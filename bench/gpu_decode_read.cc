@@ -1,8 +1,7 @@
 // gpu_decode_read: the engine's DEVICE read with its chunks decoded on the CPUs against on the
-// GPU (DeviceSink with gpu_decode never / always; auto, which shares a whole-array read between
-// the CPUs and the GPU, at three share_after_batches), in-process, for R1 (zstd 3) and R4 (v2
-// blosc lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, then reads of 1
-// to 1024 chunks, which place auto's crossover.
+// GPU (DeviceSink with gpu_decode never / always), in-process, for R1 (zstd 3) and R4 (v2 blosc
+// lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, then reads of 1 to
+// 1024 chunks, which place auto's crossover.
 //
 //   gpu_decode_read [--dir DIR] [--repeat R] [--array r1|r4]
 //
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include "bench/reference_array.h"
-#include "common/array/engine_stats.h"
 #include "common/cuda/device_sink.h"
 
 namespace zarrd::bench {
@@ -25,7 +23,6 @@ namespace {
 
 constexpr int64_t kExtent = 16384, kChunk = 512;
 constexpr size_t kTotal = size_t{kExtent} * kExtent * 4;
-constexpr size_t kChunks = size_t{kExtent / kChunk} * (kExtent / kChunk);
 
 void Check(const Status& s) {
   if (!s.ok()) {
@@ -83,39 +80,27 @@ int Main(int argc, char** argv) {
     Check(array.status());
     const auto all = *ResolveSelection({}, {kExtent, kExtent});
     Check((*array)->Read({}, host.data(), kTotal, {.pool = &pool}));
-    auto read = [&](GpuDecodePolicy policy, const ResolvedSelection& sel) {
-      cuda::DeviceSink sink(staging, dev, 4, nullptr, policy);
+    auto read = [&](GpuDecodeMode mode, const ResolvedSelection& sel) {
+      cuda::DeviceSink sink(staging, dev, 4, nullptr, {.mode = mode});
       return (*array)->ReadToSink(sel, sink, {.pool = &pool});
     };
     std::printf("%s (%s)\n", name, blosc ? "v2 blosc lz4 5 + shuffle" : "zstd 3");
-    struct Way {
-      const char* name;
-      GpuDecodePolicy policy;
-    };
-    for (const Way& way :
-         {Way{"CPU", {.mode = GpuDecodeMode::kNever}}, Way{"GPU", {.mode = GpuDecodeMode::kAlways}},
-          Way{"auto: both, sharing from 1 busy batch", {.share_after_batches = 1}},
-          Way{"auto: both, sharing from 2 busy batches", {.share_after_batches = 2}},
-          Way{"auto: both, sharing from 3 busy batches", {.share_after_batches = 3}}}) {
-      Check(read(way.policy, all));  // warm-up: staging slots and page cache
+    for (GpuDecodeMode mode : {GpuDecodeMode::kNever, GpuDecodeMode::kAlways}) {
+      Check(read(mode, all));  // warm-up: staging slots and page cache
       const double cpu0 = CpuSeconds();
-      const uint64_t gpu0 = GlobalEngineStats().chunks_gpu_decoded.load();
       double best = 1e9;
       for (int r = 0; r < repeat; ++r) {
         CheckCuda(cudaMemset(dev, 0, kTotal), "memset");
         const double t0 = NowSeconds();
-        Check(read(way.policy, all));
+        Check(read(mode, all));
         best = std::min(best, NowSeconds() - t0);
       }
       const double cpu_per_gib = (CpuSeconds() - cpu0) / repeat / (kTotal / double(1 << 30));
-      const double on_gpu =
-          double(GlobalEngineStats().chunks_gpu_decoded.load() - gpu0) / repeat / kChunks;
       CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
       const bool equal = std::memcmp(back.data(), host.data(), kTotal) == 0;
-      std::printf(
-          "  whole array, %s decode: %7.2f GB/s, %.3f CPU s/GiB, %.0f%% of chunks on the "
-          "GPU%s\n",
-          way.name, kTotal / best / 1e9, cpu_per_gib, 100 * on_gpu, equal ? "" : "  VALUES DIFFER");
+      std::printf("  whole array, %-6s decode: %7.2f GB/s, %.3f CPU s/GiB%s\n",
+                  mode == GpuDecodeMode::kNever ? "CPU" : "GPU", kTotal / best / 1e9, cpu_per_gib,
+                  equal ? "" : "  VALUES DIFFER");
     }
     std::printf("  %6s %12s %12s %8s\n", "chunks", "CPU us", "GPU us", "GPU/CPU");
     for (size_t n = 1; n <= 1024; n *= 4) {
@@ -126,7 +111,7 @@ int Main(int argc, char** argv) {
         std::vector<double> times;
         for (int r = 0; r < repeat + 2; ++r) {
           const double t0 = NowSeconds();
-          Check(read({.mode = mode}, sel));
+          Check(read(mode, sel));
           times.push_back(NowSeconds() - t0);
         }
         std::sort(times.begin(), times.end());

@@ -349,9 +349,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           GlobalEngineStats().chunks_filled.fetch_add(1, std::memory_order_relaxed);
           return sink.Fill(p, m.fill_value.data(), es);
         }
-        if (std::optional<GpuCodec> codec = gpu && !sink.DecodeOnCpuNow()
-                                                ? GpuCodecFor(*gpu, encoded, spec.num_bytes())
-                                                : std::nullopt) {
+        if (std::optional<GpuCodec> codec =
+                gpu ? GpuCodecFor(*gpu, encoded, spec.num_bytes()) : std::nullopt) {
           return Context(sink.CommitEncoded(p, encoded, encoded_chunk(*codec, key)), key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
@@ -432,9 +431,8 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
         const std::string where = chunk.key + "' inner chunk '" + std::to_string(pos);
         Bytes& encoded = ThreadBuffer(0);
         ZARRD_RETURN_IF_ERROR(Context(chunk.parts->Read(pos, &encoded), where));
-        if (std::optional<GpuCodec> codec = gpu && !sink.DecodeOnCpuNow()
-                                                ? GpuCodecFor(*gpu, encoded, part_spec.num_bytes())
-                                                : std::nullopt) {
+        if (std::optional<GpuCodec> codec =
+                gpu ? GpuCodecFor(*gpu, encoded, part_spec.num_bytes()) : std::nullopt) {
           return Context(
               sink.CommitEncoded(p, encoded, EncodedChunkFor(*gpu, *codec, part_spec, where)),
               where);

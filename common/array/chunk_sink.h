@@ -61,10 +61,6 @@ class ChunkSink {
   virtual Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) {
     return Unimplemented("this sink takes no encoded chunks");
   }
-  // Asked before each chunk read from the host that the GPU would decode: true while the GPU's
-  // decoding is saturated (handing it over would wait), so the calling thread decodes this chunk
-  // on the CPU and commits it decoded instead; the CPUs and the GPU then share a large read.
-  virtual bool DecodeOnCpuNow() { return false; }
 
   // The same for an encoded chunk that lives in GPU memory (a device-resident store): the GPU
   // decodes it where it is. Only sinks that accept both device values and encoded chunks.

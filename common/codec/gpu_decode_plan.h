@@ -32,10 +32,6 @@ struct GpuDecodePolicy {
   // against 5.1 on the CPUs; R4 (blosc lz4 + shuffle) 19.7 against 10.8. Deflate's kernel is
   // slower than the CPUs (R5 1.3 against 2.1 GB/s).
   std::vector<CompressorFamily> auto_families = {CompressorFamily::kZstd, CompressorFamily::kBlosc};
-  // auto shares a read it decodes on the GPU with the CPUs: while this many batches are queued
-  // or decoding on the device, the decoding threads decode their chunks themselves instead of
-  // handing them over (0: never). Two keep one batch waiting behind the running one.
-  size_t share_after_batches = 2;
   // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.
   bool Use(size_t num_chunks, CompressorFamily kind) const;
 };

@@ -201,8 +201,7 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
 // Records what the engine hands over: encoded chunks, decoded ones and fills.
 class RecordingSink : public ChunkSink {
  public:
-  explicit RecordingSink(bool accepts, int cpu_every = 0)
-      : accepts_(accepts), cpu_every_(cpu_every) {}
+  explicit RecordingSink(bool accepts) : accepts_(accepts) {}
   Result<Buffer> Begin(const Placement&, size_t chunk_bytes) override {
     auto* b = new Bytes(chunk_bytes);
     return Buffer{b->data(), b};
@@ -227,16 +226,9 @@ class RecordingSink : public ChunkSink {
     return OkStatus();
   }
 
-  // Every cpu_every-th question says the GPU is saturated.
-  bool DecodeOnCpuNow() override {
-    std::lock_guard lock(mutex_);
-    return cpu_every_ > 0 && ++asked % cpu_every_ == 0;
-  }
-
   std::mutex mutex_;
   bool accepts_;
-  int cpu_every_;
-  int decoded = 0, filled = 0, asked = 0;
+  int decoded = 0, filled = 0;
   std::vector<EncodedChunk> encoded_chunks;
 };
 
@@ -296,31 +288,6 @@ TEST(GpuDecodeEngine, InnerChunksOfShardsGoToASinkThatTakesThem) {
   ASSERT_TRUE(array->ReadToSink(all, cpu).ok());
   EXPECT_EQ(cpu.decoded, 7);
   EXPECT_TRUE(cpu.encoded_chunks.empty());
-}
-
-// A sink whose GPU is saturated gets the chunk decoded instead, chunk by chunk, in one read; so
-// do the inner chunks of shards.
-TEST(GpuDecodeEngine, ChunksGoDecodedWhileTheSinkSaysItsGpuIsSaturated) {
-  ArrayMetadata plain = V3Meta({16, 16}, {4, 4}, Codecs("little", kZstd));
-  ArrayMetadata sharded = V3Meta({16, 16}, {8, 8}, json::parse(R"([{"name":"sharding_indexed",
-      "configuration":{"chunk_shape":[4,4],"codecs":[{"name":"bytes","configuration":
-      {"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":
-      [{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}}])"));
-  for (const ArrayMetadata& m : {plain, sharded}) {
-    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
-    const auto values = Pattern(16 * 16);
-    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
-    const auto all = *ResolveSelection({}, m.shape);
-    for (int every : {1, 2, 3}) {
-      SCOPED_TRACE(every);
-      RecordingSink sink(true, every);
-      ASSERT_TRUE(array->ReadToSink(all, sink).ok());
-      EXPECT_EQ(sink.asked, 16);
-      EXPECT_EQ(sink.decoded, 16 / every);
-      EXPECT_EQ(sink.encoded_chunks.size(), 16u - 16 / every);
-      EXPECT_EQ(sink.filled, 0);
-    }
-  }
 }
 
 TEST(GpuDecodeEngine, BloscOfZstdAndOtherChainsAreDecodedOnTheHost) {

@@ -58,12 +58,6 @@ class DeviceSink final : public ChunkSink {
     return gpu_decode_.Use(num_chunks_, kind);
   }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
-  // auto shares: while the GPU has gpu_decode.share_after_batches batches (of any read) queued
-  // or decoding, chunks decode on the CPUs; always never shares.
-  bool DecodeOnCpuNow() override {
-    return gpu_decode_.mode == GpuDecodeMode::kAuto && gpu_decode_.share_after_batches > 0 &&
-           staging_.batch_pool().BusySlots() >= gpu_decode_.share_after_batches;
-  }
   Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
                              EncodedChunk chunk) override;
   Status LeaveThread() override;

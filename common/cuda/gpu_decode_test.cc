@@ -4,9 +4,7 @@
 
 #include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
@@ -340,53 +338,6 @@ TEST(GpuDecodePolicy, AutoAndNever) {
     EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, run.on_gpu);
     const auto expected = Reference(values, shape, resolved);
     EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
-  }
-  cudaFree(out);
-}
-
-// auto shares a read with the CPUs: while share_after_batches batches are queued or decoding on
-// the device, chunks decode on the CPU instead, in the same read; once they are done the chunks
-// go to the GPU again.
-TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileTheGpuHasBatchesQueued) {
-  ZARRD_REQUIRE_GPU();
-  Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
-  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", Meta(zstd));
-  const auto shape = array->metadata()->shape;
-  const auto values = Pattern(shape[0] * shape[1]);
-  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
-  const auto all = *ResolveSelection({}, shape);
-  const auto expected = Reference(values, shape, all);
-  StagingPool staging(0, 4);
-  uint8_t* out;
-  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
-  const GpuDecodePolicy policy{
-      .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
-  // Two batch slots whose streams wait on the host until `go`: batches of another read.
-  std::atomic<bool> go{false};
-  for (size_t i = 0; i < policy.share_after_batches; ++i) {
-    StagingSlot* slot = *staging.batch_pool().Acquire(1 << 20);
-    ASSERT_EQ(cudaLaunchHostFunc(
-                  slot->stream,
-                  [](void* flag) {
-                    while (!static_cast<std::atomic<bool>*>(flag)->load()) {
-                      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                    }
-                  },
-                  &go),
-              cudaSuccess);
-    ASSERT_TRUE(staging.batch_pool().Release(slot, true).ok());
-  }
-  for (bool busy : {true, false}) {
-    SCOPED_TRACE(busy ? "GPU busy" : "GPU idle");
-    ASSERT_EQ(cudaMemset(out, 0, values.size() * 4), cudaSuccess);
-    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
-    DeviceSink sink(staging, out, 4, nullptr, policy);
-    Status s = array->ReadToSink(all, sink);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, busy ? 0u : 10u * 10);
-    EXPECT_EQ(testing::ToHost<int32_t>(out, expected.size()), expected);
-    go = true;
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   cudaFree(out);
 }

@@ -1,6 +1,5 @@
 #include "common/cuda/staging.h"
 
-#include <algorithm>
 #include <bit>
 
 #include "common/cuda/cuda_status.h"
@@ -83,11 +82,6 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
     return s;
   }
   return slot;
-}
-
-size_t StagingPool::BusySlots() const {
-  std::lock_guard lock(mutex_);
-  return std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return !Idle(s.get()); });
 }
 
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {

@@ -49,8 +49,6 @@ class StagingPool {
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
-  // Slots whose queued work (uploads, decoding) has not finished.
-  size_t BusySlots() const;
   uint64_t pinned_bytes() const;
 
   // Pinned buffers of at least `nbytes` that the GPU copies small results into (a read's decode
