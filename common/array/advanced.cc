@@ -240,7 +240,7 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
         }
         ForEachElement(groups, plan.fixed_off,
                        [&](int64_t c, int64_t r) { std::memcpy(chunk.data() + c, input + r, es); });
-        if (AllEqual(chunk.data(), chunk.size() / es, m->fill_value.data(), es)) {
+        if (AllFill(chunk.data(), chunk.size() / es, m->fill_value, m->dtype)) {
           return Context(store_->Delete(key), key);
         }
         Bytes& encoded = Buffer(0);

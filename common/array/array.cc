@@ -493,7 +493,7 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
           }
         }
         ZARRD_RETURN_IF_ERROR(Context(source.Gather(p, chunk.data()), key));
-        if (AllEqual(chunk.data(), chunk.size() / es, m->fill_value.data(), es)) {
+        if (AllFill(chunk.data(), chunk.size() / es, m->fill_value, m->dtype)) {
           return Context(store_->Delete(key), key);
         }
         Bytes& encoded = ThreadBuffer(2);
@@ -553,7 +553,7 @@ Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
                   m.fill_value.data(), es);
     }
     if (chunk == before) continue;
-    if (AllEqual(chunk.data(), chunk.size() / es, m.fill_value.data(), es)) {
+    if (AllFill(chunk.data(), chunk.size() / es, m.fill_value, m.dtype)) {
       edits[key] = std::nullopt;
       continue;
     }

@@ -177,7 +177,7 @@ Status ShardingCodec::Encode(const ChunkSpec& spec, const uint8_t* in, Bytes* ou
     if (!status.ok()) return;
     StridedCopy(in + Offset(origin, shard_strides), shard_strides.data(), inner.data(),
                 inner_strides.data(), inner_shape_.data(), inner_shape_.size(), es);
-    if (AllEqual(inner.data(), inner.size() / es, spec.fill_value.data(), es)) {
+    if (AllFill(inner.data(), inner.size() / es, spec.fill_value, spec.dtype)) {
       entries.push_back(ShardIndex::kEmpty);
       entries.push_back(ShardIndex::kEmpty);
       return;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/dtype/fill_value.h"
+#include "common/dtype/string_arena.h"
 
 namespace zarrd {
 namespace {
@@ -131,4 +132,25 @@ TEST(FillValue, NaTIsTheSmallestInt64) {
 }
 
 }  // namespace
+// Chunks of the fill value are left unstored: strings compare by text, whatever their handles.
+TEST(FillValue, AllFillComparesStringsByTextAndNumbersByBytes) {
+  const FillValue dash = StringFillValue("-");
+  const std::string a = "-", b = "-", c = "x";
+  uint8_t handles[3 * kStringHandleSize];
+  StoreStringHandle(handles, &a);
+  StoreStringHandle(handles + kStringHandleSize, &b);
+  StoreStringHandle(handles + 2 * kStringHandleSize, &c);
+  EXPECT_TRUE(AllFill(handles, 2, dash, DataType::kString));
+  EXPECT_FALSE(AllFill(handles, 3, dash, DataType::kString));
+  const std::string empty;
+  uint8_t nulls[2 * kStringHandleSize] = {};
+  StoreStringHandle(nulls, &empty);
+  EXPECT_TRUE(AllFill(nulls, 2, ZeroFillValue(DataType::kString), DataType::kString));
+  EXPECT_FALSE(AllFill(nulls, 2, dash, DataType::kString));
+  const int32_t ints[] = {7, 7, 8};
+  const FillValue seven = *ParseFillValue(7, DataType::kInt32, ZarrFormat::kV3);
+  EXPECT_TRUE(AllFill(reinterpret_cast<const uint8_t*>(ints), 2, seven, DataType::kInt32));
+  EXPECT_FALSE(AllFill(reinterpret_cast<const uint8_t*>(ints), 3, seven, DataType::kInt32));
+}
+
 }  // namespace zarrd

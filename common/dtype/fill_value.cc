@@ -7,6 +7,7 @@
 
 #include "common/dtype/string_arena.h"
 #include "common/util/base64.h"
+#include "common/util/strided_copy.h"
 
 namespace zarrd {
 namespace {
@@ -279,6 +280,15 @@ json FillValueToJson(const FillValue& value, DataType dtype, ZarrFormat format) 
       return Base64Encode(LoadStringHandle(p));
   }
   return nullptr;
+}
+
+bool AllFill(const uint8_t* data, size_t count, const FillValue& fill, DataType dtype) {
+  if (!IsStringType(dtype)) return AllEqual(data, count, fill.data(), ItemSize(dtype));
+  const std::string& text = LoadStringHandle(fill.data());
+  for (size_t i = 0; i < count; ++i) {
+    if (LoadStringHandle(data + i * kStringHandleSize) != text) return false;
+  }
+  return true;
 }
 
 }  // namespace zarrd

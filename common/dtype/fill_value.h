@@ -28,5 +28,8 @@ nlohmann::json FillValueToJson(const FillValue& value, DataType dtype, ZarrForma
 FillValue ZeroFillValue(DataType dtype);
 // The fill value of a string type: an interned string's handle, holding it.
 FillValue StringFillValue(std::string_view value);
+// Whether the `count` elements at `data` all equal `fill`: their bytes for numbers, their texts
+// for strings (equal texts may have different handles).
+bool AllFill(const uint8_t* data, size_t count, const FillValue& fill, DataType dtype);
 
 }  // namespace zarrd

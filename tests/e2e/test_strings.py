@@ -153,6 +153,21 @@ def test_resizing_string_arrays_trims_their_chunks(client, server):
     np.testing.assert_array_equal(v2[...], expected)
 
 
+def test_chunks_of_only_the_fill_text_are_not_stored(client, server):
+    """As for numbers: a chunk whose strings all equal the fill value is deleted, whichever
+    objects hold the text; zarr 2.13 reads the fill value there."""
+    v2 = client.create_array("local", "ff", shape=(8,), dtype=str, chunks=(4,), zarr_format=2,
+                             fill_value="-")
+    v2[:] = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    folder = server.workdir / "data" / "ff"
+    assert (folder / "0").exists() and (folder / "1").exists()
+    v2[4:] = np.array(["-"] * 4, object)
+    v2.vindex[[0, 1, 2, 3]] = ["-", "-", "-", "-"]
+    assert not (folder / "0").exists() and not (folder / "1").exists()
+    np.testing.assert_array_equal(zarr.open_array(str(folder), mode="r")[...],
+                                  np.array(["-"] * 8, object))
+
+
 def test_streamed_and_limited(tmp_path):
     server = Server(tmp_path, {"max_unary_result_bytes": 4096, "max_result_bytes": 1 << 20})
     try:
