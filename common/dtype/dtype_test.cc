@@ -131,7 +131,6 @@ TEST(FillValue, NaTIsTheSmallestInt64) {
   }
 }
 
-}  // namespace
 // Chunks of the fill value are left unstored: strings compare by text, whatever their handles.
 TEST(FillValue, AllFillComparesStringsByTextAndNumbersByBytes) {
   const FillValue dash = StringFillValue("-");
@@ -152,5 +151,7 @@ TEST(FillValue, AllFillComparesStringsByTextAndNumbersByBytes) {
   EXPECT_TRUE(AllFill(reinterpret_cast<const uint8_t*>(ints), 2, seven, DataType::kInt32));
   EXPECT_FALSE(AllFill(reinterpret_cast<const uint8_t*>(ints), 3, seven, DataType::kInt32));
 }
+
+}  // namespace
 
 }  // namespace zarrd
