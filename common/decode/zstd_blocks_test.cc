@@ -110,19 +110,6 @@ TEST(ZstdBlocks, SymbolicRepeatOffsetsResolveAsInOrder) {
   }
 }
 
-// A frame of `n` raw blocks of one byte each.
-Buffer TinyBlocks(uint32_t n) {
-  Buffer f = {0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00};  // no content size, 1 KiB window
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t header = (1u << 3) | (i + 1 == n ? 1 : 0);  // raw, 1 byte
-    f.push_back(uint8_t(header));
-    f.push_back(uint8_t(header >> 8));
-    f.push_back(uint8_t(header >> 16));
-    f.push_back(uint8_t('a' + i % 26));
-  }
-  return f;
-}
-
 TEST(ZstdBlocks, MoreBlocksThanTheCapacityAreUnsupported) {
   const uint32_t room = zstd::SplitCapacity(100);
   Buffer lib, ours;
