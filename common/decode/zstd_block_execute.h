@@ -23,17 +23,18 @@ namespace zarrd::decode::zstd {
 // offsets `start` the block began with, each checked as PlaceSequence checks it; the first
 // failing sequence's error is the batch's. The lanes take lanes.count sequences at a time, their
 // positions by prefix sums across the lanes. Sets the batch's literal and output lengths.
+// `lane_first`: raw[lanes.lane] when this lane's index is below n, loaded by the caller ahead.
 template <class L>
-ZARRD_HD DecodeError PlaceBatch(const RawSequence* raw, uint32_t n, const uint32_t* start,
-                                uint64_t lit_left, uint64_t out_left, uint64_t history,
-                                SequenceBatch* batch, uint32_t* lit_length, uint32_t* out_length,
-                                const L& lanes) {
+ZARRD_HD DecodeError PlaceBatch(const RawSequence* raw, RawSequence lane_first, uint32_t n,
+                                const uint32_t* start, uint64_t lit_left, uint64_t out_left,
+                                uint64_t history, SequenceBatch* batch, uint32_t* lit_length,
+                                uint32_t* out_length, const L& lanes) {
   uint32_t lit = 0, out = 0, long_count = 0;
   for (uint32_t first = 0; first < n; first += lanes.count) {
     const uint32_t i = first + lanes.lane;
     Sequence s{0, 0, 0, 0, 0};
     if (i < n) {
-      const RawSequence r = raw[i];
+      const RawSequence r = first == 0 ? lane_first : raw[i];
       s.literal_length = r.tag_literal_length & ((1u << kTagShift) - 1);
       s.match_length = r.match_length;
       s.offset = Concrete(r.offset, r.tag_literal_length >> kTagShift, start);
@@ -83,12 +84,18 @@ ZARRD_HD DecodeError ExecuteCompressed(const uint8_t* src, const SplitBlock& b,
   const RawSequence* raw = reinterpret_cast<const RawSequence*>(region + b.seq_place);
   uint64_t out = *op;
   uint64_t lit_pos = 0;
+  // Each lane's sequence of the next batch is loaded before the batch before it executes, so
+  // that the load's latency passes under the copies.
+  RawSequence next{0, 0, 0};
+  if (lanes.lane < b.seq_count) next = raw[lanes.lane];
   for (uint32_t done = 0; done < b.seq_count;) {
     const uint32_t n = b.seq_count - done < kSequenceBatch ? b.seq_count - done : kSequenceBatch;
     uint32_t lit_length = 0, out_length = 0;
-    const DecodeError e = PlaceBatch(raw + done, n, rep, b.lit_count - lit_pos, dst_size - out,
-                                     out - frame_start, batch, &lit_length, &out_length, lanes);
+    const DecodeError e =
+        PlaceBatch(raw + done, next, n, rep, b.lit_count - lit_pos, dst_size - out,
+                   out - frame_start, batch, &lit_length, &out_length, lanes);
     if (e != DecodeError::kOk) return e;
+    if (done + n + lanes.lane < b.seq_count) next = raw[done + n + lanes.lane];
     lanes.Sync();  // the batch placed
     ExecuteSequenceBatch(batch, n, lit + lit_pos, dst + out, lanes);
     lanes.Sync();  // the batch's output before the next batch reads it; the batch free again
