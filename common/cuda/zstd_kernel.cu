@@ -1,6 +1,4 @@
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/zstd_kernel.h"
@@ -26,9 +24,6 @@ constexpr int kSplitThreads = 32;  // few tasks an SM: the split of a task is se
 // as many blocks an SM as shared memory holds.
 constexpr int kEntropyWarps = 2;
 constexpr int kExecuteWarps = 4;
-// The thread-a-block entropy kernel: its threads, each with BlockTables in the scratch.
-constexpr int kTableSlots = 16384;
-constexpr int kEntropyThreadsPerBlock = 64;
 // Frames of more blocks than a task's split holds (zstd_blocks.h) are decoded whole, a warp a
 // frame, by these warps.
 constexpr int kWholeFrameWarps = 8;
@@ -43,11 +38,10 @@ struct WorkItem {
   uint32_t block;
 };
 
-// The scratch: a header, a TaskSplit a task, the work list, the tasks' blocks, their regions, the
-// whole-frame warps' workspaces, and the entropy threads' tables (as many as fit, up to
-// kTableSlots).
+// The scratch: a header, a TaskSplit a task, the work list, the tasks' blocks, their regions and
+// the whole-frame warps' workspaces.
 struct Layout {
-  uint64_t splits, work, blocks, regions, workspaces, tables, end;
+  uint64_t splits, work, blocks, regions, workspaces, end;
 };
 __host__ __device__ Layout MakeLayout(uint64_t tasks, uint64_t blocks, uint64_t region_bytes) {
   Layout l;
@@ -56,8 +50,7 @@ __host__ __device__ Layout MakeLayout(uint64_t tasks, uint64_t blocks, uint64_t 
   l.blocks = Align(l.work + blocks * sizeof(WorkItem));
   l.regions = Align(l.blocks + blocks * sizeof(SplitBlock));
   l.workspaces = Align(l.regions + region_bytes);
-  l.tables = Align(l.workspaces + kWholeFrameWarps * sizeof(decode::ZstdWorkspace));
-  l.end = l.tables;
+  l.end = l.workspaces + kWholeFrameWarps * sizeof(decode::ZstdWorkspace);
   return l;
 }
 __host__ __device__ uint64_t TaskRegion(uint64_t dst_size) {
@@ -66,9 +59,8 @@ __host__ __device__ uint64_t TaskRegion(uint64_t dst_size) {
 
 struct Header {
   uint32_t work_count;
-  uint32_t table_slots;  // BlockTables at Layout::tables, one an entropy thread
-  uint64_t tables;       // their offset in the scratch
-  uint64_t workspaces;   // the whole-frame warps' ZstdWorkspace
+  uint32_t room;        // the scratch holds the tasks
+  uint64_t workspaces;  // the whole-frame warps' ZstdWorkspace
 };
 
 // One block of threads: lays out every task's share of the scratch (prefix sums of their block
@@ -102,14 +94,11 @@ __global__ void __launch_bounds__(kPlanThreads)
   }
   __syncthreads();
   const Layout l = MakeLayout(n, total_blocks, total_regions);
-  const uint64_t slots =
-      l.end < bytes ? min(uint64_t(kTableSlots), (bytes - l.end) / sizeof(BlockTables)) : 0;
-  const bool room = slots > 0;
+  const bool room = l.end <= bytes;
   if (threadIdx.x == 0) {
     auto* h = reinterpret_cast<Header*>(scratch);
     h->work_count = 0;
-    h->table_slots = uint32_t(slots);
-    h->tables = l.tables;
+    h->room = room;
     h->workspaces = l.workspaces;
   }
   auto* splits = reinterpret_cast<TaskSplit*>(scratch + l.splits);
@@ -180,43 +169,6 @@ __global__ void __launch_bounds__(32 * kEntropyWarps, 24 / kEntropyWarps)
   }
 }
 
-// Two threads a compressed block, threads taking parts in turn from the work list: the block's
-// literals (Huffman table, then the four streams interleaved) on one, its sequences (FSE tables,
-// then the bit stream) on another; so a warp runs the serial steps of 32 parts at once. Each
-// thread's tables are in the scratch (L1 and L2).
-__global__ void __launch_bounds__(kEntropyThreadsPerBlock)
-    ZstdEntropyThreadKernel(const DecodeTask* tasks, int n, uint8_t* scratch) {
-  const auto* h = reinterpret_cast<const Header*>(scratch);
-  const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t slots = h->table_slots;
-  if (thread >= slots) return;
-  BlockTables* tables = reinterpret_cast<BlockTables*>(scratch + h->tables) + thread;
-  const uint32_t count = h->work_count;
-  const WorkItem* work = Work(scratch, n);
-  TaskSplit* splits = Splits(scratch);
-  // Parts [0, count) are the blocks' literals, [count, 2 count) their sequences.
-  for (uint32_t w = thread; w < 2 * count; w += slots) {
-    const bool literals = w < count;
-    const WorkItem item = work[literals ? w : w - count];
-    TaskSplit& s = splits[item.task];
-    SplitBlock* b = s.blocks + item.block;
-    const uint8_t* src = tasks[item.task].src;
-    if (literals) {
-      b->lit_error = decode::zstd::DecodeBlockLiterals(src, b, s.region, tables, Lanes{0, 1});
-    } else {
-      b->error = decode::zstd::DecodeBlockSequences(src, b, s.region, tables);
-    }
-  }
-}
-
-bool EntropyByThreads() {
-  static const bool threads = [] {
-    const char* v = std::getenv("ZARRD_ZSTD_ENTROPY");
-    return v == nullptr || std::string(v) != "warp";
-  }();
-  return threads;
-}
-
 // A warp a task: executes its blocks in order.
 __global__ void __launch_bounds__(32 * kExecuteWarps)
     ZstdExecuteKernel(DecodeTask* tasks, int n, uint8_t* scratch) {
@@ -241,7 +193,7 @@ __global__ void __launch_bounds__(32 * kExecuteWarps)
 __global__ void __launch_bounds__(32 * kWholeFrameWarps)
     ZstdWholeFrameKernel(DecodeTask* tasks, int n, uint8_t* scratch) {
   const auto* h = reinterpret_cast<const Header*>(scratch);
-  if (h->table_slots == 0) return;  // the scratch is too small for the tasks
+  if (!h->room) return;  // the scratch is too small for the tasks
   const int warp = static_cast<int>(threadIdx.x / 32);
   const Lanes lanes{threadIdx.x % 32, 32};
   auto* ws = reinterpret_cast<decode::ZstdWorkspace*>(scratch + h->workspaces) + warp;
@@ -278,10 +230,7 @@ int EntropyWarps() {
 uint64_t ZstdScratchBytes(uint64_t tasks, uint64_t decoded_bytes) {
   const uint64_t blocks = decoded_bytes / 1024 + 16 * tasks;
   const uint64_t regions = decode::zstd::RegionSize(decoded_bytes) + (64 + 16) * tasks;
-  // Two parts a block of up to kBlockMax bytes; more parts than slots take turns.
-  const uint64_t slots =
-      std::min<uint64_t>(kTableSlots, 2 * (decoded_bytes / decode::zstd::kBlockMax + tasks));
-  return MakeLayout(tasks, blocks, regions).end + slots * sizeof(BlockTables);
+  return MakeLayout(tasks, blocks, regions).end;
 }
 
 Result<ZstdScratch> AllocateZstdScratch(uint64_t bytes) {
@@ -302,16 +251,8 @@ Status LaunchZstdDecode(DecodeTask* tasks, int n, ZstdScratch scratch, cudaStrea
   ZstdPlanKernel<<<1, kPlanThreads, 0, stream>>>(tasks, n, scratch.data, scratch.bytes);
   ZstdSplitKernel<<<(n + kSplitThreads - 1) / kSplitThreads, kSplitThreads, 0, stream>>>(
       tasks, n, scratch.data);
-  if (EntropyByThreads()) {
-    (void)cudaFuncSetAttribute(ZstdEntropyThreadKernel,
-                               cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxL1);
-    ZstdEntropyThreadKernel<<<kTableSlots / kEntropyThreadsPerBlock, kEntropyThreadsPerBlock, 0,
-                              stream>>>(tasks, n, scratch.data);
-  } else {
-    ZstdEntropyKernel<<<entropy_blocks, 32 * kEntropyWarps, 0, stream>>>(
-        tasks, n, scratch.data, entropy_blocks * kEntropyWarps);
-  }
+  ZstdEntropyKernel<<<entropy_blocks, 32 * kEntropyWarps, 0, stream>>>(
+      tasks, n, scratch.data, entropy_blocks * kEntropyWarps);
   ZstdExecuteKernel<<<(n + kExecuteWarps - 1) / kExecuteWarps, 32 * kExecuteWarps, 0, stream>>>(
       tasks, n, scratch.data);
   ZstdWholeFrameKernel<<<1, 32 * kWholeFrameWarps, 0, stream>>>(tasks, n, scratch.data);

@@ -82,10 +82,9 @@ ZARRD_HD inline DecodeError DecodeRawSequences(const uint8_t* src, SplitBlock* b
   return DecodeError::kOk;
 }
 
-// The block's literals into their place in the region (raw literals stay in the input).
 template <class L>
-ZARRD_HD DecodeError DecodeBlockLiterals(const uint8_t* src, const SplitBlock* b, uint8_t* region,
-                                         BlockTables* tables, const L& lanes) {
+ZARRD_HD DecodeError DecodeBlockEntropyOf(const uint8_t* src, SplitBlock* b, uint8_t* region,
+                                          BlockTables* tables, const L& lanes) {
   const uint8_t* block = src + b->src;
   uint8_t* literals = region + b->lit_place;
   if (b->lit_type == 1) {
@@ -109,38 +108,34 @@ ZARRD_HD DecodeError DecodeBlockLiterals(const uint8_t* src, const SplitBlock* b
     if (e != DecodeError::kOk) return e;
   }
   lanes.Sync();  // the Huffman table is read no more
-  return DecodeError::kOk;
-}
-
-// One lane: the block's sequences into their place in the region, or for a block without
-// sequences its output size and repeat offsets. Independent of its literals.
-ZARRD_HD inline DecodeError DecodeBlockSequences(const uint8_t* src, SplitBlock* b, uint8_t* region,
-                                                 BlockTables* tables) {
   if (b->seq_count == 0) {
-    b->out_size = b->lit_count;
-    for (uint32_t i = 0; i < 3; ++i) {
-      b->rep[i] = 0;
-      b->rep_tag[i] = i + 1;
+    if (lanes.Leader()) {
+      b->out_size = b->lit_count;
+      for (uint32_t i = 0; i < 3; ++i) {
+        b->rep[i] = 0;
+        b->rep_tag[i] = i + 1;
+      }
     }
     return DecodeError::kOk;
   }
-  return DecodeRawSequences(src, b, reinterpret_cast<RawSequence*>(region + b->seq_place),
-                            reinterpret_cast<SequenceBuild*>(tables->bytes));
+  DecodeError e = DecodeError::kOk;
+  if (lanes.Leader()) {
+    e = DecodeRawSequences(src, b, reinterpret_cast<RawSequence*>(region + b->seq_place),
+                           reinterpret_cast<SequenceBuild*>(tables->bytes));
+  }
+  lanes.Sync();
+  return lanes.Broadcast(e);
 }
 
 // Decodes block b of the task whose input is `src` and whose region is `region`, setting its
-// errors (kOk when it decoded) and output size: its literals by all lanes, then its sequences on
-// lane 0 (the GPU's thread-a-part kernel runs the two apart). Raw and RLE blocks need nothing.
-// Called by all lanes.
+// error (kOk when it decoded) and output size. Raw and RLE blocks need nothing. Called by all
+// lanes.
 template <class L>
 ZARRD_HD void DecodeBlockEntropy(const uint8_t* src, SplitBlock* b, uint8_t* region,
                                  BlockTables* tables, const L& lanes) {
   if (b->kind != kCompressedBlock) return;
-  const DecodeError e = DecodeBlockLiterals(src, b, region, tables, lanes);
-  if (lanes.Leader()) {
-    b->lit_error = e;
-    if (e == DecodeError::kOk) b->error = DecodeBlockSequences(src, b, region, tables);
-  }
+  const DecodeError e = DecodeBlockEntropyOf(src, b, region, tables, lanes);
+  if (lanes.Leader()) b->error = e;
   lanes.Sync();
 }
 

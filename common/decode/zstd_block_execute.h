@@ -133,8 +133,8 @@ ZARRD_HD DecodeError ExecuteTask(const uint8_t* src, const TaskSplit& s, uint8_t
       rep[1] = 4;
       rep[2] = 8;
     }
-    if (b.lit_error != DecodeError::kOk || b.error != DecodeError::kOk) {
-      e = b.lit_error != DecodeError::kOk ? b.lit_error : b.error;
+    if (b.error != DecodeError::kOk) {
+      e = b.error;
     } else if (b.kind == kCompressedBlock) {
       e = ExecuteCompressed(src, b, s.region, dst, dst_size, frame_start, &op, rep, batch, lanes);
     } else if (b.size > dst_size - op) {

@@ -64,10 +64,9 @@ struct SplitBlock {
   uint64_t seq_place;  // of the sequences in the task's region
   uint64_t content_size;
   uint32_t checksum;
-  // Set by the entropy step: the block's output bytes, whether its literals' and its sequences'
-  // decoding failed, and the repeat offsets after it as SymbolicOffset leaves them.
+  // Set by the entropy step: the block's output bytes, whether its decoding failed, and the
+  // repeat offsets after it as SymbolicOffset leaves them.
   uint64_t out_size;
-  DecodeError lit_error;
   DecodeError error;
   uint32_t rep[3];
   uint32_t rep_tag[3];

@@ -137,47 +137,4 @@ ZARRD_HD inline bool DecodeHuffmanStream(const HufEntry* table, uint32_t log, co
   return bits.BitsLeft() == 0;
 }
 
-// The four streams of a section, src[0..) holding them one after another (sizes `size`), decoded
-// together on one lane: streams 0-2 hold `segment` literals each, stream 3 `last` (at most
-// `segment`). Four independent chains keep one lane's pipeline busy where one stream would wait
-// on each table lookup.
-ZARRD_HD inline bool DecodeHuffmanStreams4(const HufEntry* table, uint32_t log, const uint8_t* src,
-                                           const uint64_t* size, uint8_t* out, uint32_t segment,
-                                           uint32_t last) {
-  BackwardBitReader bits[4];
-  uint64_t begin = 0;
-  for (int s = 0; s < 4; ++s) {
-    if (!bits[s].Init(src + begin, size[s])) return false;
-    begin += size[s];
-  }
-  uint8_t* o0 = out;
-  uint8_t* o1 = out + segment;
-  uint8_t* o2 = out + 2 * uint64_t(segment);
-  uint8_t* o3 = out + 3 * uint64_t(segment);
-  for (uint32_t i = 0; i < last; ++i) {
-    const HufEntry e0 = table[bits[0].Peek(log)], e1 = table[bits[1].Peek(log)];
-    const HufEntry e2 = table[bits[2].Peek(log)], e3 = table[bits[3].Peek(log)];
-    o0[i] = e0.symbol;
-    o1[i] = e1.symbol;
-    o2[i] = e2.symbol;
-    o3[i] = e3.symbol;
-    bits[0].Skip(e0.nb_bits);
-    bits[1].Skip(e1.nb_bits);
-    bits[2].Skip(e2.nb_bits);
-    bits[3].Skip(e3.nb_bits);
-  }
-  for (uint32_t i = last; i < segment; ++i) {
-    const HufEntry e0 = table[bits[0].Peek(log)], e1 = table[bits[1].Peek(log)];
-    const HufEntry e2 = table[bits[2].Peek(log)];
-    o0[i] = e0.symbol;
-    o1[i] = e1.symbol;
-    o2[i] = e2.symbol;
-    bits[0].Skip(e0.nb_bits);
-    bits[1].Skip(e1.nb_bits);
-    bits[2].Skip(e2.nb_bits);
-  }
-  return bits[0].BitsLeft() == 0 && bits[1].BitsLeft() == 0 && bits[2].BitsLeft() == 0 &&
-         bits[3].BitsLeft() == 0;
-}
-
 }  // namespace zarrd::decode::zstd

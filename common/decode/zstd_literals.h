@@ -92,15 +92,11 @@ ZARRD_HD DecodeError DecodeHuffmanLiterals(const uint8_t* src, uint64_t size, ui
   const uint32_t segment = (count + 3) / 4;
   if (3 * segment > count) return DecodeError::kCorrupt;
   bool ok = true;
-  if (lanes.count == 1) {
-    ok = DecodeHuffmanStreams4(table, log, src + 6, stream_size, out, segment, count - 3 * segment);
-  } else {
-    for (uint32_t s = lanes.lane; s < 4; s += lanes.count) {
-      uint64_t begin = 6;
-      for (uint32_t k = 0; k < s; ++k) begin += stream_size[k];
-      const uint32_t n = s == 3 ? count - 3 * segment : segment;
-      ok = ok && DecodeHuffmanStream(table, log, src + begin, stream_size[s], out + s * segment, n);
-    }
+  for (uint32_t s = lanes.lane; s < 4; s += lanes.count) {
+    uint64_t begin = 6;
+    for (uint32_t k = 0; k < s; ++k) begin += stream_size[k];
+    const uint32_t n = s == 3 ? count - 3 * segment : segment;
+    ok = ok && DecodeHuffmanStream(table, log, src + begin, stream_size[s], out + s * segment, n);
   }
   lanes.Sync();
   return lanes.Any(!ok) ? DecodeError::kCorrupt : DecodeError::kOk;
