@@ -11,6 +11,7 @@
 #include "common/cuda/cuda_test_util.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/store_gpu.h"
+#include "common/decode/zstd_test_util.h"
 #include "common/metadata/json_document.h"
 #include "common/testing/test_util.h"
 
@@ -256,6 +257,22 @@ TEST_P(GpuDecodeRead, FromTheGpuStoreTheChunksDecodeWhereTheyAre) {
       EXPECT_EQ(store->downloads.load(), static_cast<int>(stored));  // blosc of zstd: the host's
       EXPECT_EQ(on_gpu, 0u);
     }
+  }
+  // A zstd chunk of more blocks than the kernels' split holds (only its head is on the host, so
+  // it is handed over all the same) decodes whole on the GPU: its bytes re-encoded by libzstd's
+  // decoder as a frame of one-byte raw blocks.
+  if (std::string(c.compressor).find(R"("name":"zstd")") != std::string::npos) {
+    const std::string key = "g/a/c/1/2";
+    Bytes stored, raw;
+    ASSERT_TRUE(*store->Get(key, &stored));
+    ASSERT_TRUE(decode::testing::LibDecompress(stored.data(), stored.size(), 1 << 20, &raw));
+    ASSERT_TRUE(store->Set(key, decode::testing::OneByteBlocks(raw)).ok());
+    store->downloads = 0;
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(*ResolveSelection({}, shape), sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+    EXPECT_EQ(store->downloads.load(), 0);
   }
   // A corrupt chunk held on the GPU is DATA_LOSS naming it, as from any other store.
   if (c.on_gpu) {

@@ -73,7 +73,9 @@ std::vector<Job> Jobs() {
   }
   // Frames of more blocks than the split holds, which the kernels decode whole.
   for (uint32_t n : {100u, 5000u}) {
-    add_valid(std::to_string(n) + " blocks of 1 byte", decode::testing::TinyBlocks(n));
+    add_valid(std::to_string(n) + " blocks of 1 byte",
+              decode::testing::OneByteBlocks(
+                  decode::testing::MakeData(decode::testing::DataKind::kText, n, n)));
   }
   // Damaged copies of some generated frames: the host build's answer is the reference (the
   // frame decoder's where the block-parallel core's split cannot hold the frame).

@@ -60,14 +60,14 @@ DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buff
   return DecodeZstd(src, size, out->data(), dst_size, &written, ws.get());
 }
 
-Buffer TinyBlocks(uint32_t n) {
+Buffer OneByteBlocks(const Buffer& content) {
   Buffer f = {0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00};  // no content size, 1 KiB window
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t header = (1u << 3) | (i + 1 == n ? 1 : 0);  // raw, 1 byte
+  for (size_t i = 0; i < content.size(); ++i) {
+    const uint32_t header = (1u << 3) | (i + 1 == content.size() ? 1 : 0);  // raw, 1 byte
     f.push_back(uint8_t(header));
     f.push_back(uint8_t(header >> 8));
     f.push_back(uint8_t(header >> 16));
-    f.push_back(uint8_t('a' + i % 26));
+    f.push_back(content[i]);
   }
   return f;
 }

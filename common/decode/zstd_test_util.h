@@ -39,9 +39,9 @@ DecodeError OurDecompress(const uint8_t* src, size_t size, size_t dst_size, Buff
 // A skippable frame (magic 0x184D2A5n) holding `payload`.
 Buffer SkippableFrame(uint32_t n, const Buffer& payload);
 
-// A frame of `n` raw blocks of one byte each ('a' to 'z' in turn), without content size: more
-// blocks than the block-parallel core's split holds for n bytes (zstd::SplitCapacity).
-Buffer TinyBlocks(uint32_t n);
+// A frame of `content` in raw blocks of one byte each, without content size: more blocks than
+// the block-parallel core's split holds for that many bytes (zstd::SplitCapacity).
+Buffer OneByteBlocks(const Buffer& content);
 
 enum class DataKind {
   kZeros,
