@@ -66,23 +66,52 @@ ZARRD_HD inline const uint8_t* BatchSource(const SequenceBatch* b, uint32_t n, c
   }
 }
 
+// BatchSource of out[p], and in *run (at most its value on entry) how many bytes from p on come
+// from the bytes after that source: up to the end of the literal run, of the match or of the
+// match's period, or of the output before the batch, met on the way.
+ZARRD_HD inline const uint8_t* BatchSourceRun(const SequenceBatch* b, uint32_t n,
+                                              const uint8_t* lit, const uint8_t* out, uint32_t p,
+                                              uint32_t* run) {
+  uint32_t r = *run;
+  for (;;) {
+    uint32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (b->seq[mid].out <= p) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    const Sequence& s = b->seq[lo];
+    const uint32_t in_sequence = p - s.out;
+    if (in_sequence < s.literal_length) {
+      *run = r < s.literal_length - in_sequence ? r : s.literal_length - in_sequence;
+      return lit + s.lit + in_sequence;
+    }
+    uint32_t in_match = in_sequence - s.literal_length;
+    if (s.match_length - in_match < r) r = s.match_length - in_match;
+    if (in_match >= s.offset) in_match %= s.offset;
+    if (s.offset - in_match < r) r = s.offset - in_match;  // the period's end
+    const uint32_t at = s.out + s.literal_length + in_match;
+    if (s.offset > at) {
+      *run = r < s.offset - at ? r : s.offset - at;
+      return out - (s.offset - at);
+    }
+    p = at - s.offset;
+  }
+}
+
 // out[at..at+n) on one lane, for a match whose source reaches into its batch b->seq[0..count):
-// the sources of each 8 bytes found first, then loaded together.
+// run by run of bytes whose sources are contiguous (literals or output before the batch, which
+// the batch does not write), each copied as CopyShort copies.
 ZARRD_HD inline void CopyTraced(const SequenceBatch* b, uint32_t count, const uint8_t* lit,
                                 uint8_t* out, uint32_t at, uint32_t n) {
-  for (uint32_t i = 0; i < n; i += 8) {
-    const uint8_t* from[8];
-    ZARRD_UNROLL
-    for (uint32_t k = 0; k < 8; ++k) {
-      from[k] = BatchSource(b, count, lit, out, at + i + (i + k < n ? k : 0));
-    }
-    uint64_t piece = 0;
-    ZARRD_UNROLL
-    for (uint32_t k = 0; k < 8; ++k) piece |= uint64_t(*from[k]) << (8 * k);
-    ZARRD_UNROLL
-    for (uint32_t k = 0; k < 8; ++k) {
-      if (i + k < n) out[at + i + k] = uint8_t(piece >> (8 * k));
-    }
+  for (uint32_t i = 0; i < n;) {
+    uint32_t run = n - i;
+    const uint8_t* from = BatchSourceRun(b, count, lit, out, at + i, &run);
+    CopyShort(out + at + i, from, run);
+    i += run;
   }
 }
 
