@@ -96,8 +96,8 @@ std::vector<Job> Jobs() {
     bad.want = decode::testing::OurDecompress(bad.frames.data(), bad.frames.size(), bad.dst_size,
                                               &host, decode::testing::ZstdCore::kBlocks);
     if (bad.want == DecodeError::kUnsupported) {
-      bad.want = decode::testing::OurDecompress(bad.frames.data(), bad.frames.size(),
-                                                bad.dst_size, &host);
+      bad.want =
+          decode::testing::OurDecompress(bad.frames.data(), bad.frames.size(), bad.dst_size, &host);
     }
     bad.want_bytes = host;
     jobs.push_back(std::move(bad));
