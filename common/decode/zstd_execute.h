@@ -39,6 +39,21 @@ ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
   }
 }
 
+// The index of the sequence of the batch b->seq[0..n) whose output holds out[p]:
+// b->seq[i].out <= p < b->seq[i + 1].out.
+ZARRD_HD inline uint32_t SequenceHolding(const SequenceBatch* b, uint32_t n, uint32_t p) {
+  uint32_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (b->seq[mid].out <= p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // Where the byte that the batch b->seq[0..n) writes at out[p] comes from: a literal in `lit` or
 // a byte of the output before `out`. The sequences were checked as
 // they were decoded, so every match reaches back at most to the frame's start; each step moves
@@ -46,16 +61,7 @@ ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
 ZARRD_HD inline const uint8_t* BatchSource(const SequenceBatch* b, uint32_t n, const uint8_t* lit,
                                            const uint8_t* out, uint32_t p) {
   for (;;) {
-    uint32_t lo = 0, hi = n;  // the sequence holding p: b->seq[lo].out <= p < b->seq[hi].out
-    while (hi - lo > 1) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (b->seq[mid].out <= p) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    const Sequence& s = b->seq[lo];
+    const Sequence& s = b->seq[SequenceHolding(b, n, p)];
     const uint32_t in_sequence = p - s.out;
     if (in_sequence < s.literal_length) return lit + s.lit + in_sequence;
     uint32_t in_match = in_sequence - s.literal_length;
@@ -74,16 +80,7 @@ ZARRD_HD inline const uint8_t* BatchSourceRun(const SequenceBatch* b, uint32_t n
                                               uint32_t* run) {
   uint32_t r = *run;
   for (;;) {
-    uint32_t lo = 0, hi = n;
-    while (hi - lo > 1) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (b->seq[mid].out <= p) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    const Sequence& s = b->seq[lo];
+    const Sequence& s = b->seq[SequenceHolding(b, n, p)];
     const uint32_t in_sequence = p - s.out;
     if (in_sequence < s.literal_length) {
       *run = r < s.literal_length - in_sequence ? r : s.literal_length - in_sequence;
