@@ -55,26 +55,11 @@ ZARRD_HD inline uint32_t SequenceHolding(const SequenceBatch* b, uint32_t n, uin
 }
 
 // Where the byte that the batch b->seq[0..n) writes at out[p] comes from: a literal in `lit` or
-// a byte of the output before `out`. The sequences were checked as
-// they were decoded, so every match reaches back at most to the frame's start; each step moves
-// to an earlier sequence or returns.
-ZARRD_HD inline const uint8_t* BatchSource(const SequenceBatch* b, uint32_t n, const uint8_t* lit,
-                                           const uint8_t* out, uint32_t p) {
-  for (;;) {
-    const Sequence& s = b->seq[SequenceHolding(b, n, p)];
-    const uint32_t in_sequence = p - s.out;
-    if (in_sequence < s.literal_length) return lit + s.lit + in_sequence;
-    uint32_t in_match = in_sequence - s.literal_length;
-    if (in_match >= s.offset) in_match %= s.offset;  // the same byte one or more periods back
-    const uint32_t at = s.out + s.literal_length + in_match;
-    if (s.offset > at) return out - (s.offset - at);
-    p = at - s.offset;
-  }
-}
-
-// BatchSource of out[p], and in *run (at most its value on entry) how many bytes from p on come
-// from the bytes after that source: up to the end of the literal run, of the match or of the
-// match's period, or of the output before the batch, met on the way.
+// a byte of the output before `out`; and in *run (at most its value on entry) how many bytes from
+// p on come from the bytes after that source: up to the end of the literal run, of the match or
+// of the match's period, or of the output before the batch, met on the way. The sequences were
+// checked as they were decoded, so every match reaches back at most to the frame's start; each
+// step moves to an earlier sequence or returns.
 ZARRD_HD inline const uint8_t* BatchSourceRun(const SequenceBatch* b, uint32_t n,
                                               const uint8_t* lit, const uint8_t* out, uint32_t p,
                                               uint32_t* run) {
@@ -88,7 +73,7 @@ ZARRD_HD inline const uint8_t* BatchSourceRun(const SequenceBatch* b, uint32_t n
     }
     uint32_t in_match = in_sequence - s.literal_length;
     if (s.match_length - in_match < r) r = s.match_length - in_match;
-    if (in_match >= s.offset) in_match %= s.offset;
+    if (in_match >= s.offset) in_match %= s.offset;        // the same byte one or more periods back
     if (s.offset - in_match < r) r = s.offset - in_match;  // the period's end
     const uint32_t at = s.out + s.literal_length + in_match;
     if (s.offset > at) {
@@ -97,6 +82,13 @@ ZARRD_HD inline const uint8_t* BatchSourceRun(const SequenceBatch* b, uint32_t n
     }
     p = at - s.offset;
   }
+}
+
+// The source of out[p] alone.
+ZARRD_HD inline const uint8_t* BatchSource(const SequenceBatch* b, uint32_t n, const uint8_t* lit,
+                                           const uint8_t* out, uint32_t p) {
+  uint32_t one = 1;
+  return BatchSourceRun(b, n, lit, out, p, &one);
 }
 
 // out[at..at+n) on one lane, for a match whose source reaches into its batch b->seq[0..count):
