@@ -153,5 +153,4 @@ TEST(FillValue, AllFillComparesStringsByTextAndNumbersByBytes) {
 }
 
 }  // namespace
-
 }  // namespace zarrd
