@@ -103,11 +103,32 @@ class ForwardBitReader {
   int64_t pos_ = 0;
 };
 
+// The high word of (hi:lo) << n, n < 32: one instruction on the GPU.
+ZARRD_HD inline uint32_t FunnelLeft(uint32_t lo, uint32_t hi, uint32_t n) {
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_l(lo, hi, n);
+#else
+  return uint32_t(((uint64_t(hi) << 32 | lo) << n) >> 32);
+#endif
+}
+
+// v << n, n <= 32 (0 at 32).
+ZARRD_HD inline uint32_t ShiftLeftUpTo32(uint32_t v, uint32_t n) {
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_lc(0, v, n);
+#else
+  return n >= 32 ? 0 : v << n;
+#endif
+}
+
 // Reads a stream written forwards and read backwards: from the bit under the end marker (the
-// highest set bit of the last byte) down to bit 0 of the first byte. Keeps the next 57 to 64 bits
-// of the stream at the top of a 64-bit window, reloaded (8 byte loads) when a read needs more;
-// positions are 32-bit (streams are at most a block, 128 KiB) so that a read costs a few
-// instructions on the GPU.
+// highest set bit of the last byte) down to bit 0 of the first byte. The next bits are at the
+// top of a 64-bit window, kept as two words so that a read is a few 32-bit funnel shifts on the
+// GPU; a read that needs more than the window holds first loads the 4-byte group under it, a
+// group whose address is a multiple of 4, in one aligned load when the group lies inside the
+// stream (on the GPU one instruction, where an unaligned 8-byte load is eight). The groups at the
+// stream's two ends are read byte by byte, so no byte outside the stream is read; bits under the
+// start read as zero.
 class BackwardBitReader {
  public:
   static constexpr uint64_t kMaxBytes = uint64_t(1) << 27;
@@ -115,31 +136,39 @@ class BackwardBitReader {
   // False when the stream is empty, longer than kMaxBytes or its last byte holds no end marker.
   ZARRD_HD bool Init(const uint8_t* src, uint64_t size) {
     src_ = src;
-    size_ = size;
+    size_ = uint32_t(size);
     if (size == 0 || size > kMaxBytes || src[size - 1] == 0) return false;
-    pos_ = int32_t(8 * (size - 1) + HighBit32(src[size - 1]));
-    Reload();
+    const int32_t skew = int32_t(reinterpret_cast<uintptr_t>(src) & 3);
+    const int32_t top = ((int32_t(size) - 1 + skew) & ~3) - skew;  // the group of the marker
+    const int32_t bits = 8 * (int32_t(size) - 1 - top) + int32_t(HighBit32(src[size - 1]));
+    hi_ = bits == 0 ? 0 : EdgeGroup(top) << (32 - bits);
+    lo_ = 0;
+    avail_ = bits;
+    next_ = top - 4;
     return true;
   }
   // The next n bits, n <= 31.
   ZARRD_HD uint32_t Peek(uint32_t n) {
     Ensure(n);
-    return (uint32_t(window_ >> 32) >> 1) >> (31 - n);
+    return PeekLoaded(n);
   }
-  // Makes the next n bits (n <= 57) readable by ReadLoaded.
+  // Makes the next n bits (n <= 32) readable by ReadLoaded.
   ZARRD_HD void Ensure(uint32_t n) {
-    if (pos_ - int32_t(n) < floor_) Reload();
+    if (avail_ < int32_t(n)) Refill();
   }
+  // The next n bits (n <= 31) of those the last Ensure made readable.
+  ZARRD_HD uint32_t PeekLoaded(uint32_t n) const { return FunnelLeft(hi_, 0, n); }
   // Reads n bits (n <= 31) of those the last Ensure made readable.
   ZARRD_HD uint32_t ReadLoaded(uint32_t n) {
-    const uint32_t v = (uint32_t(window_ >> 32) >> 1) >> (31 - n);
+    const uint32_t v = PeekLoaded(n);
     Skip(n);
     return v;
   }
-  // Consumes n bits, at most as many as the last Peek looked at.
+  // Consumes n bits (n <= 31), at most as many as the last Ensure made readable.
   ZARRD_HD void Skip(uint32_t n) {
-    window_ <<= n;
-    pos_ -= int32_t(n);
+    hi_ = FunnelLeft(lo_, hi_, n);
+    lo_ <<= n;
+    avail_ -= int32_t(n);
   }
   ZARRD_HD uint32_t Read(uint32_t n) {
     const uint32_t v = Peek(n);
@@ -147,31 +176,39 @@ class BackwardBitReader {
     return v;
   }
   // Bits not yet read; negative once more bits were read than the stream holds.
-  ZARRD_HD int64_t BitsLeft() const { return pos_; }
+  ZARRD_HD int64_t BitsLeft() const { return 8 * int64_t(next_ + 4) + avail_; }
 
  private:
-  // Puts bit pos_ - 1 at the top of the window, the bits under it below (zeros under the
-  // stream's start), and sets floor_, the position of the lowest bit loaded.
-  ZARRD_HD void Reload() {
-    if (pos_ <= 0) {
-      window_ = 0;
-      floor_ = pos_ - 64;
-      return;
+  // Puts the group at next_ under the window's avail_ bits (fewer than 32).
+  ZARRD_HD void Refill() {
+    const uint32_t group = next_ >= 0 ? InnerGroup(next_) : EdgeGroup(next_);
+    hi_ |= group >> avail_;
+    lo_ |= ShiftLeftUpTo32(group, 32 - uint32_t(avail_));
+    avail_ += 32;
+    next_ -= 4;
+  }
+  // The aligned group of bytes [at, at + 4), all inside the stream.
+  ZARRD_HD uint32_t InnerGroup(int32_t at) const {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const uint32_t*>(src_ + at);
+#else
+    return ReadLE32(src_ + at);
+#endif
+  }
+  // Bytes [at, at + 4) with zeros for those outside the stream.
+  ZARRD_HD uint32_t EdgeGroup(int32_t at) const {
+    uint32_t v = 0;
+    for (int32_t i = 0; i < 4; ++i) {
+      if (at + i >= 0 && uint32_t(at + i) < size_) v |= uint32_t(src_[at + i]) << (8 * i);
     }
-    const int32_t top = (pos_ - 1) >> 3;  // the byte that holds bit pos_ - 1
-    const int32_t first = top - 7;
-    const uint64_t word = first >= 0 ? LoadPadded(src_, size_, uint64_t(first))
-                                     : LoadPadded(src_, size_, 0) << (8 * -first);
-    const uint32_t shift = uint32_t(63 - (pos_ - 1 - 8 * first));  // 0 to 7
-    window_ = word << shift;
-    floor_ = pos_ - int32_t(64 - shift);
+    return v;
   }
 
   const uint8_t* src_ = nullptr;
-  uint64_t size_ = 0;
-  int32_t pos_ = 0;
-  int32_t floor_ = 0;
-  uint64_t window_ = 0;
+  uint32_t size_ = 0;
+  int32_t avail_ = 0;  // bits at the top of the window not yet read
+  int32_t next_ = 0;   // the offset of the group under them (negative under the stream's start)
+  uint32_t hi_ = 0, lo_ = 0;  // the window: its next bit is bit 31 of hi_
 };
 
 }  // namespace zarrd::decode::zstd

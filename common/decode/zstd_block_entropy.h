@@ -63,13 +63,13 @@ ZARRD_HD inline DecodeError DecodeRawSequences(const uint8_t* src, SplitBlock* b
   }
   uint64_t literals = 0, output = 0;
   uint32_t rep[3] = {0, 0, 0}, tag[3] = {1, 2, 3};  // the repeat offsets the block starts with
-  const uint32_t n = b->seq_count;
+  const uint32_t n = b->seq_count, lit_count = b->lit_count;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t literal_length, match_length, offset_value, offset, offset_tag;
     reader.NextValues(&t->fse, i + 1 == n, &literal_length, &match_length, &offset_value);
     SymbolicOffset(offset_value, literal_length, rep, tag, &offset, &offset_tag);
     literals += literal_length;
-    if (literals > b->lit_count) return DecodeError::kCorrupt;
+    if (literals > lit_count) return DecodeError::kCorrupt;
     output += uint64_t(literal_length) + match_length;
     out[i] = RawSequence{literal_length | offset_tag << kTagShift, match_length, offset};
   }
@@ -78,7 +78,7 @@ ZARRD_HD inline DecodeError DecodeRawSequences(const uint8_t* src, SplitBlock* b
     b->rep[i] = rep[i];
     b->rep_tag[i] = tag[i];
   }
-  b->out_size = output + (b->lit_count - literals);
+  b->out_size = output + (lit_count - literals);
   return DecodeError::kOk;
 }
 

@@ -129,7 +129,17 @@ ZARRD_HD inline bool DecodeHuffmanStream(const HufEntry* table, uint32_t log, co
   if (!bits.Init(src, size)) return false;
   // A stream read past its start stays so (the reader yields zeros there), so one check at the
   // end finds it.
-  for (uint64_t i = 0; i < n; ++i) {
+  uint64_t i = 0;
+  for (; i + 2 <= n; i += 2) {  // log <= 12: one refill serves two literals
+    bits.Ensure(2 * log);
+    const HufEntry a = table[bits.PeekLoaded(log)];
+    bits.Skip(a.nb_bits);
+    const HufEntry b = table[bits.PeekLoaded(log)];
+    bits.Skip(b.nb_bits);
+    out[i] = a.symbol;
+    out[i + 1] = b.symbol;
+  }
+  if (i < n) {
     const HufEntry e = table[bits.Peek(log)];
     out[i] = e.symbol;
     bits.Skip(e.nb_bits);

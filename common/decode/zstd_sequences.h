@@ -169,29 +169,25 @@ ZARRD_HD inline DecodeError ReadSequencesHeader(const uint8_t* src, uint64_t siz
 // that a block's sequences resolve without the blocks before it (Concrete resolves them).
 ZARRD_HD inline void SymbolicOffset(uint32_t offset_value, uint32_t literal_length, uint32_t* rep,
                                     uint32_t* tag, uint32_t* value, uint32_t* value_tag) {
-  uint32_t v, t;
-  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);
-  if (offset_value > 3) {
-    v = offset_value - 3;
-    t = 0;
-  } else if (index == 1) {
-    *value = rep[0];
-    *value_tag = tag[0];
-    return;
-  } else if (index == 4) {
-    // as libzstd: a repeat of offset 0 means 1
-    v = tag[0] == 0 ? (rep[0] > 1 ? rep[0] - 1 : 1) : rep[0] + 1;
-    t = tag[0];
-  } else {  // index 2 or 3, chosen without indexing so that rep and tag stay in registers
-    v = index == 2 ? rep[1] : rep[2];
-    t = index == 2 ? tag[1] : tag[2];
-  }
-  if (index != 2) {
-    rep[2] = rep[1];
-    tag[2] = tag[1];
-  }
-  rep[1] = rep[0];
-  tag[1] = tag[0];
+  // Selects rather than branches: lane 0 runs this for every sequence on the GPU, and rep and tag
+  // stay in registers.
+  const bool fresh = offset_value > 3;
+  const uint32_t index = offset_value + (literal_length == 0 ? 1 : 0);  // 1-4 unless fresh
+  // Index 4 repeats the first offset less one; as libzstd, a repeat of offset 0 means 1.
+  const uint32_t less_one = tag[0] == 0 ? (rep[0] > 1 ? rep[0] - 1 : 1) : rep[0] + 1;
+  const uint32_t v = fresh        ? offset_value - 3
+                     : index == 1 ? rep[0]
+                     : index == 2 ? rep[1]
+                     : index == 3 ? rep[2]
+                                  : less_one;
+  const uint32_t t = fresh ? 0 : index == 2 ? tag[1] : index == 3 ? tag[2] : tag[0];
+  const bool same = !fresh && index == 1;  // the first repeat offset: nothing moves
+  const bool swap = !fresh && index == 2;  // the second: the first two trade places
+  const bool third_stays = same || swap;
+  rep[2] = third_stays ? rep[2] : rep[1];
+  tag[2] = third_stays ? tag[2] : tag[1];
+  rep[1] = same ? rep[1] : rep[0];
+  tag[1] = same ? tag[1] : tag[0];
   rep[0] = v;
   tag[0] = t;
   *value = v;
