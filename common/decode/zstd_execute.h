@@ -3,9 +3,9 @@
 // byte whose source lies inside the batch is traced back (BatchSource) through the sequences
 // before it (a match that overlaps itself maps to its first period) until it reaches a literal
 // or the output before the batch. So the lanes need no ordering among themselves within a
-// batch: each lane copies the short sequences with its index (literals and far matches 16 bytes
-// at a time, their loads in flight together), then all lanes copy the long ones
-// together, byte by byte.
+// batch: each lane copies the short sequences with its index (kCopyStep bytes at a time, their
+// loads in flight together; a sequence whose match lies before the batch loads its first
+// literals and match bytes together), then all lanes copy the long ones together, byte by byte.
 #pragma once
 
 #include <cstdint>
@@ -23,20 +23,44 @@ ZARRD_HD void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const L& l
   for (uint64_t i = lanes.lane; i < n; i += lanes.count) dst[i] = src[i];
 }
 
-// dst[0..n) = src[0..n) on one lane; the ranges do not overlap. The loads of each 16 bytes are
-// issued before their stores (into two words, which stay in registers on the GPU).
+// Bytes a lane loads (each into a register of its own) before it stores them.
+constexpr uint32_t kCopyStep = 8;
+
+// dst[0..n) = src[0..n) on one lane; the ranges do not overlap.
 ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
-  for (uint32_t i = 0; i < n; i += 16) {
-    uint64_t low = 0, high = 0;
-    for (uint32_t k = 0; k < 8; ++k) {
-      if (i + k < n) low |= uint64_t(src[i + k]) << (8 * k);
-      if (i + 8 + k < n) high |= uint64_t(src[i + 8 + k]) << (8 * k);
+  for (uint32_t i = 0; i < n; i += kCopyStep) {
+    uint8_t v[kCopyStep];
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < kCopyStep; ++k) {
+      if (i + k < n) v[k] = src[i + k];
     }
-    for (uint32_t k = 0; k < 8; ++k) {
-      if (i + k < n) dst[i + k] = uint8_t(low >> (8 * k));
-      if (i + 8 + k < n) dst[i + 8 + k] = uint8_t(high >> (8 * k));
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < kCopyStep; ++k) {
+      if (i + k < n) dst[i + k] = v[k];
     }
   }
+}
+
+// A sequence whose match source lies before its batch: literals lit[0..ll) then the match's
+// bytes match[0..ml) at dst. The first kCopyStep bytes of both are loaded before any is stored.
+ZARRD_HD inline void CopySequence(uint8_t* dst, const uint8_t* lit, uint32_t ll,
+                                  const uint8_t* match, uint32_t ml) {
+  uint8_t a[kCopyStep], b[kCopyStep];
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ll) a[k] = lit[k];
+    if (k < ml) b[k] = match[k];
+  }
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ll) dst[k] = a[k];
+  }
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ml) dst[ll + k] = b[k];
+  }
+  if (ll > kCopyStep) CopyShort(dst + kCopyStep, lit + kCopyStep, ll - kCopyStep);
+  if (ml > kCopyStep) CopyShort(dst + ll + kCopyStep, match + kCopyStep, ml - kCopyStep);
 }
 
 // The index of the sequence of the batch b->seq[0..n) whose output holds out[p]:
@@ -112,11 +136,11 @@ ZARRD_HD void ExecuteSequenceBatch(const SequenceBatch* b, uint32_t n, const uin
   for (uint32_t i = lanes.lane; i < n; i += lanes.count) {
     const Sequence s = b->seq[i];
     if (s.literal_length + s.match_length > kShortSequence) continue;
-    CopyShort(out + s.out, lit + s.lit, s.literal_length);
     const uint32_t at = s.out + s.literal_length;
     if (s.offset >= at + s.match_length) {  // the source ends before the batch
-      CopyShort(out + at, out + at - s.offset, s.match_length);
+      CopySequence(out + s.out, lit + s.lit, s.literal_length, out + at - s.offset, s.match_length);
     } else {
+      CopyShort(out + s.out, lit + s.lit, s.literal_length);
       CopyTraced(b, n, lit, out, at, s.match_length);
     }
   }
