@@ -26,40 +26,41 @@ ZARRD_HD void CopyBytes(uint8_t* dst, const uint8_t* src, uint64_t n, const L& l
 // Bytes a lane loads (each into a register of its own) before it stores them.
 constexpr uint32_t kCopyStep = 8;
 
-// v[k] = src[k] for k < min(n, kCopyStep).
-ZARRD_HD inline void LoadStep(uint8_t (&v)[kCopyStep], const uint8_t* src, uint32_t n) {
-  ZARRD_UNROLL
-  for (uint32_t k = 0; k < kCopyStep; ++k) {
-    if (k < n) v[k] = src[k];
-  }
-}
-
-// dst[k] = v[k] for k < min(n, kCopyStep).
-ZARRD_HD inline void StoreStep(uint8_t* dst, const uint8_t (&v)[kCopyStep], uint32_t n) {
-  ZARRD_UNROLL
-  for (uint32_t k = 0; k < kCopyStep; ++k) {
-    if (k < n) dst[k] = v[k];
-  }
-}
-
 // dst[0..n) = src[0..n) on one lane; the ranges do not overlap.
 ZARRD_HD inline void CopyShort(uint8_t* dst, const uint8_t* src, uint32_t n) {
   for (uint32_t i = 0; i < n; i += kCopyStep) {
     uint8_t v[kCopyStep];
-    LoadStep(v, src + i, n - i);
-    StoreStep(dst + i, v, n - i);
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < kCopyStep; ++k) {
+      if (i + k < n) v[k] = src[i + k];
+    }
+    ZARRD_UNROLL
+    for (uint32_t k = 0; k < kCopyStep; ++k) {
+      if (i + k < n) dst[i + k] = v[k];
+    }
   }
 }
 
 // A sequence whose match source lies before its batch: literals lit[0..ll) then the match's
-// bytes match[0..ml) at dst. The first kCopyStep bytes of both are loaded before any is stored.
+// bytes match[0..ml) at dst. The first kCopyStep bytes of both are loaded before any is stored,
+// a literal's and a match byte's load side by side: loading one array after the other (a loop
+// for each, shared with CopyShort) measured 43.0 against 41.9 ms for R1's chunks (H100).
 ZARRD_HD inline void CopySequence(uint8_t* dst, const uint8_t* lit, uint32_t ll,
                                   const uint8_t* match, uint32_t ml) {
   uint8_t a[kCopyStep], b[kCopyStep];
-  LoadStep(a, lit, ll);
-  LoadStep(b, match, ml);
-  StoreStep(dst, a, ll);
-  StoreStep(dst + ll, b, ml);
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ll) a[k] = lit[k];
+    if (k < ml) b[k] = match[k];
+  }
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ll) dst[k] = a[k];
+  }
+  ZARRD_UNROLL
+  for (uint32_t k = 0; k < kCopyStep; ++k) {
+    if (k < ml) dst[ll + k] = b[k];
+  }
   if (ll > kCopyStep) CopyShort(dst + kCopyStep, lit + kCopyStep, ll - kCopyStep);
   if (ml > kCopyStep) CopyShort(dst + ll + kCopyStep, match + kCopyStep, ml - kCopyStep);
 }
