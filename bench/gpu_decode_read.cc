@@ -1,7 +1,8 @@
 // gpu_decode_read: the engine's DEVICE read with its chunks decoded on the CPUs against on the
 // GPU (DeviceSink with gpu_decode never / always), in-process, for R1 (zstd 3) and R4 (v2 blosc
-// lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, then reads of 1 to
-// 1024 chunks, which place auto's crossover.
+// lz4 5 + shuffle): whole-array rates with the process's CPU seconds per GiB, the same to a HOST
+// buffer (the engine's CPU read against a GPU decode copied back), then reads of 1 to 1024
+// chunks, which place auto's crossover.
 //
 //   gpu_decode_read [--dir DIR] [--repeat R] [--array r1|r4]
 //
@@ -102,6 +103,34 @@ int Main(int argc, char** argv) {
                   mode == GpuDecodeMode::kNever ? "CPU" : "GPU", kTotal / best / 1e9, cpu_per_gib,
                   equal ? "" : "  VALUES DIFFER");
     }
+    // HOST results: the engine's read into host memory against a GPU decode copied back into
+    // pageable memory (a protobuf result) and into pinned memory.
+    auto best_of = [&](auto&& run) {
+      run();
+      double best = 1e9;
+      for (int r = 0; r < repeat; ++r) {
+        const double t0 = NowSeconds();
+        run();
+        best = std::min(best, NowSeconds() - t0);
+      }
+      return best;
+    };
+    uint8_t* pinned = nullptr;
+    CheckCuda(cudaMallocHost(&pinned, kTotal), "cudaMallocHost");
+    const double host_cpu =
+        best_of([&] { Check((*array)->Read({}, back.data(), kTotal, {.pool = &pool})); });
+    std::printf("  whole array to HOST, CPU decode: %7.2f GB/s\n", kTotal / host_cpu / 1e9);
+    for (uint8_t* to : {back.data(), pinned}) {
+      const double t = best_of([&] {
+        Check(read(GpuDecodeMode::kAlways, all));
+        CheckCuda(cudaMemcpy(to, dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+      });
+      const bool equal = std::memcmp(to, host.data(), kTotal) == 0;
+      std::printf("  whole array to HOST, GPU decode + copy to %-8s: %7.2f GB/s%s\n",
+                  to == pinned ? "pinned" : "pageable", kTotal / t / 1e9,
+                  equal ? "" : "  VALUES DIFFER");
+    }
+    CheckCuda(cudaFreeHost(pinned), "cudaFreeHost");
     std::printf("  %6s %12s %12s %8s\n", "chunks", "CPU us", "GPU us", "GPU/CPU");
     for (size_t n = 1; n <= 1024; n *= 4) {
       const ResolvedSelection sel = FirstChunks(n);

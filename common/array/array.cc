@@ -315,6 +315,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
         auto parts = chunks.Parts(n);
         const std::string key = ChunkStoreKey(m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
+        // Where a chunk decoded on the GPU goes: its decoded bytes keep the stored order.
+        auto stored_place = [&] {
+          return gpu->dimension_order.empty() ? p : chunks.Place(parts, gpu->dimension_order);
+        };
         if (device && (raw || gpu)) {
           // Chunks in GPU memory: raw ones are copied into place, encoded ones decoded there
           // (unless their format needs the CPU: then they come to the host below).
@@ -334,8 +338,10 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
             return Context(OversizedValue("the stored chunk", v.size, m.max_encoded_chunk_bytes()),
                            key);
           }
-          if (std::optional<GpuCodec> codec = GpuCodecFor(*gpu, v.head(), spec.num_bytes())) {
-            return Context(sink.CommitEncodedDevice(p, v, encoded_chunk(*codec, key)), key);
+          if (std::optional<GpuCodec> codec =
+                  GpuCodecFor(*gpu, v.head(), v.size, spec.num_bytes())) {
+            return Context(sink.CommitEncodedDevice(stored_place(), v, encoded_chunk(*codec, key)),
+                           key);
           }
         }
         if (raw_into_buffer) {
@@ -350,8 +356,9 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           return sink.Fill(p, m.fill_value.data(), es);
         }
         if (std::optional<GpuCodec> codec =
-                gpu ? GpuCodecFor(*gpu, encoded, spec.num_bytes()) : std::nullopt) {
-          return Context(sink.CommitEncoded(p, encoded, encoded_chunk(*codec, key)), key);
+                gpu ? GpuCodecFor(*gpu, encoded, encoded.size(), spec.num_bytes()) : std::nullopt) {
+          return Context(sink.CommitEncoded(stored_place(), encoded, encoded_chunk(*codec, key)),
+                         key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
       },
@@ -371,6 +378,7 @@ ChunkSink::EncodedChunk Array::EncodedChunkFor(const GpuChain& gpu, GpuCodec cod
   GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
   return ChunkSink::EncodedChunk{.codec = codec,
                                  .swap_unit = gpu.swap_unit,
+                                 .crc32c = gpu.crc32c,
                                  .decoded_bytes = spec.num_bytes(),
                                  .where = ChunkName(key)};
 }
@@ -422,7 +430,8 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
   return pool.ParallelFor(
       parts.num_chunks(),
       [&](size_t n) -> Status {
-        const Placement p = parts.Place(parts.Parts(n));
+        const std::vector<ChunkDimPart> part = parts.Parts(n);
+        const Placement p = parts.Place(part);
         const Chunk& chunk = chunks[located[n].chunk];
         const size_t pos = located[n].position;
         if (!chunk.parts || chunk.parts->empty(pos)) {
@@ -432,9 +441,12 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
         Bytes& encoded = ThreadBuffer(0);
         ZARRD_RETURN_IF_ERROR(Context(chunk.parts->Read(pos, &encoded), where));
         if (std::optional<GpuCodec> codec =
-                gpu ? GpuCodecFor(*gpu, encoded, part_spec.num_bytes()) : std::nullopt) {
+                gpu ? GpuCodecFor(*gpu, encoded, encoded.size(), part_spec.num_bytes())
+                    : std::nullopt) {
+          const Placement stored =
+              gpu->dimension_order.empty() ? p : parts.Place(part, gpu->dimension_order);
           return Context(
-              sink.CommitEncoded(p, encoded, EncodedChunkFor(*gpu, *codec, part_spec, where)),
+              sink.CommitEncoded(stored, encoded, EncodedChunkFor(*gpu, *codec, part_spec, where)),
               where);
         }
         return Context(DecodeInto(sink, p, decoder.part_codecs(), part_spec, encoded), where);

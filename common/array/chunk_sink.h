@@ -52,6 +52,7 @@ class ChunkSink {
   struct EncodedChunk {
     GpuCodec codec = GpuCodec::kZstd;
     uint32_t swap_unit = 1;  // > 1: big-endian elements of this many bytes
+    bool crc32c = false;     // the chunk ends in the crc32c of the bytes before it
     size_t decoded_bytes = 0;
     // "array 'a' chunk 'k'": decoding fails after the hand-over, and Finish names the chunk.
     std::string where;

@@ -1,8 +1,8 @@
 // numcodecs' astype filter: stores `decode_dtype` chunks as `encode_dtype` (numpy's astype both
 // ways).
 #include "common/codec/codec.h"
-#include "common/codec/registry.h"
 #include "common/codec/numpy_scalar.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -49,6 +49,9 @@ class ArrayToArrayCodec {
   // `in` holds EncodedSpec(spec); `out` gets spec.num_bytes().
   virtual void Decode(const ChunkSpec& spec, const uint8_t* in, uint8_t* out) const = 0;
   virtual nlohmann::json ToJson() const = 0;
+  // A transpose's order (encoded dimension i is decoded dimension order[i]); empty for codecs
+  // that do more than permute dimensions.
+  virtual std::vector<size_t> DimensionOrder() const { return {}; }
   // The chunks this codec writes for chunks of `spec`: encoded shape and dtype, and the fill
   // value encoded when the dtype changes.
   ChunkSpec EncodedSpec(const ChunkSpec& spec) const;
@@ -75,9 +78,9 @@ class ArrayToBytesCodec {
   virtual const PartialDecoder* partial_decoder() const { return nullptr; }
 };
 
-// Bytes->bytes codecs that the GPU decoders (common/decode, common/cuda) also decode. kDeflate
-// is gzip and zlib, which decode either wrapper.
-enum class CompressorFamily : uint8_t { kOther, kZstd, kBlosc, kDeflate };
+// Bytes->bytes codecs that the GPU decoders (common/decode, common/cuda) also decode or check.
+// kDeflate is gzip and zlib, which decode either wrapper; kCrc32c the checksum after a compressor.
+enum class CompressorFamily : uint8_t { kOther, kZstd, kBlosc, kDeflate, kCrc32c };
 
 class BytesToBytesCodec {
  public:
@@ -114,6 +117,7 @@ class CodecChain {
   // The array->bytes codec's partial decoder when no other codec transforms what it stores.
   const PartialDecoder* partial_decoder() const;
   bool has_array_codecs() const { return !array_codecs_.empty(); }
+  std::span<const std::unique_ptr<ArrayToArrayCodec>> array_codecs() const { return array_codecs_; }
   bool has_bytes_codecs() const { return !bytes_codecs_.empty(); }
   std::span<const std::unique_ptr<BytesToBytesCodec>> bytes_codecs() const { return bytes_codecs_; }
 

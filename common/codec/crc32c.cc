@@ -1,4 +1,5 @@
-#include <array>
+#include "common/decode/crc32c.h"
+
 #include <cstring>
 
 #include "common/codec/codec.h"
@@ -9,23 +10,12 @@ namespace {
 
 using nlohmann::json;
 
-// Slicing-by-8 tables for the Castagnoli polynomial (reflected 0x82F63B78).
-struct Crc32cTables {
-  std::array<std::array<uint32_t, 256>, 8> t;
-  Crc32cTables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t[0][i] = c;
-    }
-    for (size_t s = 1; s < 8; ++s) {
-      for (uint32_t i = 0; i < 256; ++i) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
-    }
-  }
-};
-
-const Crc32cTables& Tables() {
-  static const Crc32cTables tables;
+const decode::Crc32cTables& Tables() {
+  static const decode::Crc32cTables tables = [] {
+    decode::Crc32cTables t;
+    decode::BuildCrc32cTables(&t);
+    return t;
+  }();
   return tables;
 }
 
@@ -58,6 +48,7 @@ class Crc32cCodec : public BytesToBytesCodec {
 
   std::optional<size_t> EncodedSize(size_t decoded_size) const override { return decoded_size + 4; }
   json ToJson() const override { return {{"name", "crc32c"}}; }
+  CompressorFamily family() const override { return CompressorFamily::kCrc32c; }
 
  private:
   static Status Verify(ByteView in) {
@@ -78,21 +69,7 @@ class Crc32cCodec : public BytesToBytesCodec {
 }  // namespace
 
 uint32_t Crc32c(ByteView data, uint32_t crc) {
-  const auto& t = Tables().t;
-  crc = ~crc;
-  const uint8_t* p = data.data();
-  size_t n = data.size();
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    w ^= crc;
-    crc = t[7][w & 0xff] ^ t[6][(w >> 8) & 0xff] ^ t[5][(w >> 16) & 0xff] ^ t[4][(w >> 24) & 0xff] ^
-          t[3][(w >> 32) & 0xff] ^ t[2][(w >> 40) & 0xff] ^ t[1][(w >> 48) & 0xff] ^ t[0][w >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n--) crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
-  return ~crc;
+  return ~decode::Crc32cUpdate(Tables(), ~crc, data.data(), data.size());
 }
 
 namespace {

@@ -1,8 +1,8 @@
 // numcodecs' delta filter: the flattened chunk's first element, then the differences of
 // adjacent elements, computed in `dtype` and stored as `astype`; decoding sums them in `dtype`.
 #include "common/codec/codec.h"
-#include "common/codec/registry.h"
 #include "common/codec/numpy_scalar.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -2,8 +2,8 @@
 // decoded = encoded / scale + offset as `dtype`, each step in the type numpy gives an array
 // combined with a Python number (so offset and scale keep the JSON's int or float).
 #include "common/codec/codec.h"
-#include "common/codec/registry.h"
 #include "common/codec/numpy_scalar.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -57,17 +57,43 @@ const char* GpuCodecName(GpuCodec codec) {
 
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype) {
   const std::optional<Endian> order = chain.array_to_bytes().byte_order();
-  if (chain.has_array_codecs() || !order || chain.bytes_codecs().size() != 1) return std::nullopt;
-  const CompressorFamily kind = chain.bytes_codecs()[0]->family();
-  if (kind == CompressorFamily::kOther) return std::nullopt;
-  GpuChain plan{.kind = kind};
+  if (!order) return std::nullopt;
+  GpuChain plan;
+  for (const auto& codec : chain.array_codecs()) {
+    const std::vector<size_t> next = codec->DimensionOrder();
+    if (next.empty()) return std::nullopt;
+    if (plan.dimension_order.empty()) {
+      plan.dimension_order = next;
+      continue;
+    }
+    // decoded -> a -> b: encoded dimension i is dimension b[i] of a's output, a[b[i]] decoded.
+    std::vector<size_t> composed(next.size());
+    for (size_t i = 0; i < next.size(); ++i) composed[i] = plan.dimension_order[next[i]];
+    plan.dimension_order = std::move(composed);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < plan.dimension_order.size(); ++i) identity &= plan.dimension_order[i] == i;
+  if (identity) plan.dimension_order.clear();
+  auto bytes = chain.bytes_codecs();
+  if (!bytes.empty() && bytes.back()->family() == CompressorFamily::kCrc32c) {
+    plan.crc32c = true;
+    bytes = bytes.first(bytes.size() - 1);
+  }
+  if (bytes.size() != 1) return std::nullopt;
+  plan.kind = bytes[0]->family();
+  if (plan.kind == CompressorFamily::kOther || plan.kind == CompressorFamily::kCrc32c) {
+    return std::nullopt;
+  }
   if (*order == Endian::kBig) plan.swap_unit = static_cast<uint32_t>(SwapUnit(dtype));
   return plan;
 }
 
-std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded, size_t decoded_bytes) {
-  const uint8_t* p = encoded.data();
-  const size_t n = encoded.size();
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView head, size_t encoded_size,
+                                    size_t decoded_bytes) {
+  if (chain.crc32c && encoded_size < 4) return std::nullopt;
+  const size_t payload = encoded_size - (chain.crc32c ? 4 : 0);
+  const uint8_t* p = head.data();
+  const size_t n = std::min(head.size(), payload);
   switch (chain.kind) {
     case CompressorFamily::kZstd: {
       // Frame header: magic (4), descriptor, [window], [dictionary id of 0-4 bytes].
@@ -92,6 +118,7 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded, siz
       if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return GpuCodec::kGzip;
       if (n >= 2 && (p[1] & 0x20)) return std::nullopt;  // FDICT
       return GpuCodec::kZlib;
+    case CompressorFamily::kCrc32c:
     case CompressorFamily::kOther:
       break;
   }

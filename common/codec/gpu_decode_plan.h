@@ -40,21 +40,27 @@ struct GpuDecodePolicy {
 enum class GpuCodec : uint8_t { kZstd, kBlosc, kGzip, kZlib };
 const char* GpuCodecName(GpuCodec codec);
 
-// A chain the GPU decodes: bytes (little-endian, or big-endian with `swap_unit`-byte elements
-// swapped after decoding) and exactly one of zstd, blosc, gzip, zlib. Transpose, sharding,
-// checksums and other codecs stay on the CPU.
+// A chain the GPU decodes: transposes (placed by strided copies), bytes (little-endian, or
+// big-endian with `swap_unit`-byte elements swapped after decoding), exactly one of zstd, blosc,
+// gzip and zlib, and a crc32c checksum after it. Other codecs keep the chain on the CPU.
 struct GpuChain {
   CompressorFamily kind = CompressorFamily::kOther;
   uint32_t swap_unit = 1;
+  bool crc32c = false;  // the stored chunks end in the crc32c of what precedes it
+  // The transposes', composed (encoded dimension i is decoded dimension order[i]); empty when the
+  // chunks are stored in C order.
+  std::vector<size_t> dimension_order;
 };
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype);
 
-// The kernel for one stored chunk of `decoded_bytes`, or nullopt for the CPU: blosc containers
-// of zstd splits (the blosc kernel has no zstd), zstd frames and zlib streams that need a preset
-// dictionary, and zstd frames of more blocks than the kernel's split holds (blocks averaging
-// under 1 KiB; zstd::FitsSplit). `encoded` may be the chunk's head only (a value in GPU memory):
-// what lies past it is not checked. A chunk whose header is corrupt goes to the GPU, which
-// reports it (DATA_LOSS as on the CPU).
-std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView encoded, size_t decoded_bytes);
+// The kernel for one stored chunk of `encoded_size` bytes that decodes to `decoded_bytes`, or
+// nullopt for the CPU: blosc containers of zstd splits (the blosc kernel has no zstd), zstd frames
+// and zlib streams that need a preset dictionary, zstd frames of more blocks than the kernel's
+// split holds (blocks averaging under 1 KiB; zstd::FitsSplit) and chunks too short for their
+// crc32c. `head` is the chunk's first bytes, or all of them (a value in GPU memory gives its
+// head only): what lies past it is not checked. A chunk whose header is corrupt goes to the GPU,
+// which reports it (DATA_LOSS as on the CPU).
+std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView head, size_t encoded_size,
+                                    size_t decoded_bytes);
 
 }  // namespace zarrd

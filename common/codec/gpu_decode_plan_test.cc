@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "common/array/array.h"
@@ -51,15 +52,49 @@ TEST(GpuDecodePlan, ChainsOfBytesAndOneCompressor) {
       CompressorFamily::kDeflate);
 }
 
+json Transpose(const char* order) {
+  return json::parse(std::string(R"({"name":"transpose","configuration":{"order":)") + order +
+                     "}}");
+}
+
+// A crc32c after the compressor is checked on the GPU; transposes are placed there.
+TEST(GpuDecodePlan, Crc32cAndTransposes) {
+  auto checked = Plan(Codecs("big", std::string(kZstd) + R"(,{"name":"crc32c"})"));
+  ASSERT_TRUE(checked);
+  EXPECT_EQ(checked->kind, CompressorFamily::kZstd);
+  EXPECT_TRUE(checked->crc32c);
+  EXPECT_EQ(checked->swap_unit, 4u);
+  EXPECT_TRUE(checked->dimension_order.empty());
+  EXPECT_FALSE(Plan(Codecs("little", kZstd))->crc32c);
+
+  json transposed = Codecs("little", kZstd);
+  transposed.insert(transposed.begin(), Transpose("[1,0]"));
+  auto plan = Plan(transposed);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->dimension_order, (std::vector<size_t>{1, 0}));
+  // Two transposes that undo each other: C order.
+  transposed.insert(transposed.begin(), Transpose("[1,0]"));
+  ASSERT_TRUE(Plan(transposed));
+  EXPECT_TRUE(Plan(transposed)->dimension_order.empty());
+
+  // Three dimensions: decoded -> [1,2,0] -> [2,0,1]... composed as the codecs apply them.
+  json codecs = Codecs("little", kZstd);
+  codecs.insert(codecs.begin(), Transpose("[0,2,1]"));
+  codecs.insert(codecs.begin(), Transpose("[1,2,0]"));
+  ArrayMetadata m = V3Meta({4, 6, 8}, {2, 3, 4}, codecs, DataType::kInt32);
+  ASSERT_TRUE(m.Finalize().ok());
+  auto three = PlanGpuChain(*m.codec_chain, DataType::kInt32);
+  ASSERT_TRUE(three);
+  // [1,2,0] stores (d1, d2, d0); [0,2,1] of that stores (d1, d0, d2).
+  EXPECT_EQ(three->dimension_order, (std::vector<size_t>{1, 0, 2}));
+}
+
 TEST(GpuDecodePlan, OtherChainsStayOnTheCpu) {
   EXPECT_FALSE(Plan(Codecs("little", "")));
-  EXPECT_FALSE(Plan(Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})")));
+  EXPECT_FALSE(Plan(Codecs("little", R"({"name":"crc32c"})")));
+  EXPECT_FALSE(Plan(Codecs("little", std::string(R"({"name":"crc32c"},)") + kZstd)));
   EXPECT_FALSE(Plan(Codecs("little", std::string(kGzip) + "," + kZstd)));
   EXPECT_FALSE(Plan(Codecs("little", R"({"name":"numcodecs.bz2","configuration":{"level":1}})")));
-  json transposed = Codecs("little", kZstd);
-  transposed.insert(transposed.begin(),
-                    json::parse(R"({"name":"transpose","configuration":{"order":[1,0]}})"));
-  EXPECT_FALSE(Plan(transposed));
   EXPECT_FALSE(Plan(json::parse(R"([{"name":"sharding_indexed","configuration":{
       "chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
       {"name":"zstd","configuration":{"level":1}}],
@@ -82,9 +117,11 @@ TEST(GpuDecodePlan, ZarrV2Compressors) {
     auto plan = PlanGpuChain(*m.codec_chain, m.dtype);
     ASSERT_TRUE(plan) << compressor;
     EXPECT_EQ(plan->swap_unit, 4u);
-    m.v2_order = 'F';  // a transpose
+    m.v2_order = 'F';  // a transpose, placed on the GPU
     ASSERT_TRUE(m.Finalize().ok());
-    EXPECT_FALSE(PlanGpuChain(*m.codec_chain, m.dtype)) << compressor;
+    plan = PlanGpuChain(*m.codec_chain, m.dtype);
+    ASSERT_TRUE(plan) << compressor;
+    EXPECT_EQ(plan->dimension_order, (std::vector<size_t>{1, 0}));
     // Filters, array->array or bytes->bytes, have no kernel: such arrays decode on the CPU.
     m.v2_order = 'C';
     for (const char* filters :
@@ -111,7 +148,7 @@ Bytes Encode(const char* codec) {
 
 // The kernel a chunk goes to, as a number (-1: the CPU), for gtest to print.
 int For(const GpuChain& chain, ByteView encoded, size_t decoded_bytes = 64 * 64 * 4) {
-  auto codec = GpuCodecFor(chain, encoded, decoded_bytes);
+  auto codec = GpuCodecFor(chain, encoded, encoded.size(), decoded_bytes);
   return codec ? static_cast<int>(*codec) : -1;
 }
 constexpr int kCpu = -1;
@@ -139,6 +176,20 @@ TEST(GpuDecodePlan, EachChunkByItsHeader) {
   Bytes preset = zlib;
   preset[1] |= 0x20;  // FDICT
   EXPECT_EQ(For(deflate, preset), kCpu);
+
+  // With a crc32c the header is peeked before the checksum's 4 bytes; a chunk too short to
+  // hold them goes to the CPU, which reports it.
+  const GpuChain checked{.kind = CompressorFamily::kZstd, .crc32c = true};
+  Bytes dictionary_checked = with_dictionary;
+  dictionary_checked.insert(dictionary_checked.end(), {0, 0, 0, 0});
+  EXPECT_EQ(For(checked, dictionary_checked), kCpu);
+  EXPECT_EQ(For(checked, Bytes{1, 2, 3}), kCpu);
+  EXPECT_EQ(For(checked, Bytes{1, 2, 3, 4}), Gpu(GpuCodec::kZstd));
+  // A value in GPU memory gives its head only; its size decides.
+  const Bytes frame = Encode(kZstd);
+  EXPECT_EQ(GpuCodecFor(checked, ByteView(frame.data(), 16), frame.size(), 64 * 64 * 4),
+            GpuCodec::kZstd);
+  EXPECT_EQ(GpuCodecFor(checked, ByteView(frame.data(), 3), 3, 64 * 64 * 4), std::nullopt);
 }
 
 // A frame of raw blocks of 1 byte each, written by hand: magic, descriptor (single segment,
@@ -219,10 +270,12 @@ class RecordingSink : public ChunkSink {
     return OkStatus();
   }
   bool accepts_encoded(CompressorFamily) const override { return accepts_; }
-  Status CommitEncoded(const Placement&, ByteView encoded, EncodedChunk chunk) override {
+  Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override {
     std::lock_guard lock(mutex_);
     EXPECT_FALSE(encoded.empty());
     encoded_chunks.push_back(std::move(chunk));
+    placements.push_back(p);
+    encoded_bytes.emplace_back(encoded.begin(), encoded.end());
     return OkStatus();
   }
 
@@ -230,6 +283,8 @@ class RecordingSink : public ChunkSink {
   bool accepts_;
   int decoded = 0, filled = 0;
   std::vector<EncodedChunk> encoded_chunks;
+  std::vector<Placement> placements;
+  std::vector<Bytes> encoded_bytes;
 };
 
 TEST(GpuDecodeEngine, EncodedChunksGoToASinkThatTakesThem) {
@@ -290,9 +345,71 @@ TEST(GpuDecodeEngine, InnerChunksOfShardsGoToASinkThatTakesThem) {
   EXPECT_TRUE(cpu.encoded_chunks.empty());
 }
 
+// A transposed chain with a crc32c goes to the GPU with its checksum flagged and placements in
+// the stored (transposed) order: decoding each chunk here with libzstd, checking its crc32c and
+// copying it as its placement says gives numpy's values for the selection.
+// The same for the inner chunks of shards.
+TEST(GpuDecodeEngine, TransposedChunksArePlacedInTheirStoredOrder) {
+  json codecs = Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})");
+  codecs.insert(codecs.begin(), Transpose("[1,0]"));
+  const json sharded = {{{"name", "sharding_indexed"},
+                         {"configuration",
+                          {{"chunk_shape", {4, 5}},
+                           {"codecs", codecs},
+                           {"index_codecs", Codecs("little", R"({"name":"crc32c"})")}}}}};
+  for (bool shards : {false, true}) {
+    ArrayMetadata m =
+        shards ? V3Meta({10, 12}, {8, 10}, sharded) : V3Meta({10, 12}, {4, 5}, codecs);
+    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "t", m);
+    const auto values = Pattern(10 * 12);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    for (const char* text : {"", "1:9:2, ::-3", "7, 2:11", "::-1, 4"}) {
+      SCOPED_TRACE(std::string(shards ? "shards: " : "") + text);
+      const auto sel = *ResolveSelection(*ParseSelection(text), m.shape);
+      const auto expected = zarrd::testing::Reference(values, m.shape, sel);
+      RecordingSink sink(true);
+      ASSERT_TRUE(array->ReadToSink(sel, sink).ok());
+      ASSERT_EQ(sink.decoded, 0);
+      std::vector<int32_t> result(expected.size(), -1);
+      for (size_t c = 0; c < sink.placements.size(); ++c) {
+        const auto& chunk = sink.encoded_chunks[c];
+        EXPECT_TRUE(chunk.crc32c);
+        const Bytes& stored = sink.encoded_bytes[c];
+        ASSERT_GE(stored.size(), 4u);
+        uint32_t crc;
+        std::memcpy(&crc, stored.data() + stored.size() - 4, 4);
+        ASSERT_EQ(crc, Crc32c(ByteView(stored.data(), stored.size() - 4)));
+        Bytes decoded(chunk.decoded_bytes);
+        ASSERT_EQ(ZSTD_decompress(decoded.data(), decoded.size(), stored.data(), stored.size() - 4),
+                  decoded.size());
+        const Placement& p = sink.placements[c];
+        const size_t rank = p.counts.size();
+        std::vector<int64_t> k(rank, 0);
+        for (bool more = true; more;) {
+          int64_t from = p.chunk_offset, to = p.result_offset;
+          for (size_t d = 0; d < rank; ++d) {
+            from += k[d] * p.chunk_strides[d];
+            to += k[d] * p.result_strides[d];
+          }
+          std::memcpy(reinterpret_cast<uint8_t*>(result.data()) + to, decoded.data() + from, 4);
+          more = false;
+          for (size_t d = rank; d-- > 0;) {
+            if (++k[d] < p.counts[d]) {
+              more = true;
+              break;
+            }
+            k[d] = 0;
+          }
+        }
+      }
+      EXPECT_EQ(result, expected);
+    }
+  }
+}
+
 TEST(GpuDecodeEngine, BloscOfZstdAndOtherChainsAreDecodedOnTheHost) {
   for (const json& codecs : {Codecs("little", kBloscZstd), Codecs("little", ""),
-                             Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})")}) {
+                             Codecs("little", std::string(R"({"name":"crc32c"},)") + kZstd)}) {
     SCOPED_TRACE(codecs.dump());
     // Chunks of 4 KiB: blosc keeps chunks under 128 bytes as copies, which the GPU decodes.
     ArrayMetadata m = V3Meta({64, 64}, {32, 32}, codecs);

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "common/codec/codec.h"
-#include "common/codec/registry.h"
 #include "common/codec/numpy_scalar.h"
+#include "common/codec/registry.h"
 
 namespace zarrd {
 namespace {

@@ -39,6 +39,8 @@ class TransposeCodec : public ArrayToArrayCodec {
     StridedCopy(in, src.data(), out, out_strides.data(), spec.shape.data(), order_.size(), es);
   }
 
+  std::vector<size_t> DimensionOrder() const override { return order_; }
+
   json ToJson() const override {
     return {{"name", "transpose"}, {"configuration", {{"order", order_}}}};
   }

@@ -42,7 +42,8 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
   std::unique_lock lock(mutex_);
   for (;;) {
     if (batch_.open() && !closed_ &&
-        batch_.Takes(chunk.codec, chunk.swap_unit, upload_bytes, chunk.decoded_bytes)) {
+        batch_.Takes(chunk.codec, chunk.swap_unit, chunk.crc32c, upload_bytes,
+                     chunk.decoded_bytes)) {
       break;
     }
     if (batch_.open() && !closed_) {
@@ -61,7 +62,7 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
         return Internal("a read handed over more encoded chunks than it has");
       }
       ZARRD_RETURN_IF_ERROR(batch_.Open(staging_.batch_pool(), chunk.codec, chunk.swap_unit,
-                                        upload_bytes, chunk.decoded_bytes,
+                                        chunk.crc32c, upload_bytes, chunk.decoded_bytes,
                                         num_chunks_ - num_records_));
       closed_ = false;
       first_record_ = num_records_;

@@ -6,6 +6,7 @@
 
 #include "common/cuda/blosc_kernel.h"
 #include "common/cuda/byte_swap.h"
+#include "common/cuda/crc32c_kernel.h"
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/deflate_kernel.h"
 #include "common/cuda/zstd_kernel.h"
@@ -17,16 +18,18 @@ size_t Align(size_t n, size_t to = 256) { return (n + to - 1) / to * to; }
 
 }  // namespace
 
-bool EncodedBatch::Takes(GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes,
+bool EncodedBatch::Takes(GpuCodec codec, uint32_t swap_unit, bool crc32c, size_t encoded_bytes,
                          size_t decoded_bytes) const {
-  return open() && codec == codec_ && swap_unit == swap_unit_ && decoded_bytes == decoded_bytes_ &&
-         count_ < capacity_ && encoded_used_ + Align(encoded_bytes, 16) <= encoded_cap_;
+  return open() && codec == codec_ && swap_unit == swap_unit_ && crc32c == crc32c_ &&
+         decoded_bytes == decoded_bytes_ && count_ < capacity_ &&
+         encoded_used_ + Align(encoded_bytes, 16) <= encoded_cap_;
 }
 
-Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit,
+Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit, bool crc32c,
                           size_t encoded_bytes, size_t decoded_bytes, size_t max_chunks) {
   codec_ = codec;
   swap_unit_ = swap_unit;
+  crc32c_ = crc32c;
   decoded_bytes_ = decoded_bytes;
   capacity_ = std::clamp<size_t>(kDecodedBytes / std::max<size_t>(decoded_stride(), 1), 1,
                                  std::clamp<size_t>(max_chunks, 1, kMaxChunks));
@@ -71,7 +74,7 @@ Result<size_t> EncodedBatch::Reserve(size_t encoded_bytes, const uint8_t* device
   decode::DecodeTask& task = tasks_[i];
   task = decode::DecodeTask();
   task.src = device_src ? device_src : slot_->scratch + encoded_at_ + encoded_used_;
-  task.src_size = encoded_bytes;
+  task.src_size = encoded_bytes - (crc32c_ ? 4 : 0);  // GpuCodecFor took none shorter
   task.dst = decoded;
   task.dst_size = decoded_bytes_;
   task.error = kNotRun;
@@ -119,6 +122,7 @@ Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, St
         break;
     }
   }
+  if (s.ok() && crc32c_) s = LaunchCrc32cCheck(d_tasks, static_cast<uint32_t>(n), stream);
   if (s.ok() && swap_unit_ > 1) {
     s = LaunchByteSwap(slot->scratch + decoded_at_, n * decoded_stride(), swap_unit_, stream);
   }

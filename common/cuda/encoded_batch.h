@@ -1,8 +1,9 @@
 // Encoded chunks of one codec on their way to the GPU (DecodeBatcher): packed into a batch
 // staging slot's pinned buffer, uploaded in one transfer with their decode tasks, decoded by one
-// batched kernel launch into the slot's device scratch (a decoded chunk each), byte-swapped when
-// big-endian, placed into the result by strided copies; the kernel's per-chunk results are then
-// copied back into pinned records that the batcher checks once the work is done.
+// batched kernel launch into the slot's device scratch (a decoded chunk each), their crc32c
+// checked when the chain has one, byte-swapped when big-endian, placed into the result by strided
+// copies; the kernel's per-chunk results are then copied back into pinned records that the batcher
+// checks once the work is done.
 //
 // Several threads fill one batch at once: Reserve (under the batcher's lock) hands out a chunk's
 // place, Write (without it) copies the chunk there.
@@ -38,11 +39,12 @@ class EncodedBatch {
   size_t count() const { return count_; }
   bool full() const { return count_ == capacity_; }
   // Whether a chunk like this joins the open batch.
-  bool Takes(GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes, size_t decoded_bytes) const;
+  bool Takes(GpuCodec codec, uint32_t swap_unit, bool crc32c, size_t encoded_bytes,
+             size_t decoded_bytes) const;
   // Takes a staging slot sized for up to `max_chunks` chunks like this one (waits while all
   // slots are taken).
-  Status Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit, size_t encoded_bytes,
-              size_t decoded_bytes, size_t max_chunks);
+  Status Open(StagingPool& staging, GpuCodec codec, uint32_t swap_unit, bool crc32c,
+              size_t encoded_bytes, size_t decoded_bytes, size_t max_chunks);
   // A place for a chunk that Takes accepted, whose decoded bytes go to `out` as `p` says: its
   // index in the batch (Write's `i`). A chunk already in GPU memory gives its address as
   // `device_src`: it is decoded from there, takes no room in the batch and needs no Write.
@@ -65,6 +67,7 @@ class EncodedBatch {
   StagingSlot* slot_ = nullptr;
   GpuCodec codec_ = GpuCodec::kZstd;
   uint32_t swap_unit_ = 1;
+  bool crc32c_ = false;  // the chunks end in a crc32c, checked after the decode
   size_t decoded_bytes_ = 0;
   size_t capacity_ = 0;     // chunks
   size_t encoded_cap_ = 0;  // bytes

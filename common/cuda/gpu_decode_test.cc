@@ -30,6 +30,9 @@ struct Case {
   const char* endian = "little";
   bool v2 = false;
   bool on_gpu = true;  // false: the chunks are decoded on the host (blosc of zstd)
+  // A v3 transpose's order ("[1,0]"), or "F" for a v2 array in Fortran order.
+  const char* dimension_order = nullptr;
+  bool crc32c = false;  // a v3 crc32c after the compressor
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -47,11 +50,18 @@ ArrayMetadata Meta(const Case& c) {
     m.v2_endian = std::string(c.endian) == "big" ? Endian::kBig : Endian::kLittle;
     m.v2_compressor = json::parse(c.compressor);
     m.codecs = json();
+    if (c.dimension_order) m.v2_order = c.dimension_order[0];
     return m;
   }
   m.format = ZarrFormat::kV3;
   m.codecs = json::array(
       {{{"name", "bytes"}, {"configuration", {{"endian", c.endian}}}}, json::parse(c.compressor)});
+  if (c.dimension_order) {
+    m.codecs.insert(
+        m.codecs.begin(),
+        {{"name", "transpose"}, {"configuration", {{"order", json::parse(c.dimension_order)}}}});
+  }
+  if (c.crc32c) m.codecs.push_back({{"name", "crc32c"}});
   return m;
 }
 
@@ -134,6 +144,19 @@ TEST_P(GpuDecodeRead, ACorruptChunkIsDataLossNamingIt) {
   EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
   EXPECT_NE(s.message().find("array 'g/a' chunk '" + key + "'"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("on the GPU"), std::string::npos) << s.message();
+  if (c.crc32c) {
+    EXPECT_NE(s.message().find("crc32c checksum mismatch"), std::string::npos) << s.message();
+    // A chunk that decodes but whose stored crc32c is wrong.
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    ASSERT_TRUE(*store->Get(key, &stored));
+    stored.back() ^= 1;
+    ASSERT_TRUE(store->Set(key, stored).ok());
+    DeviceSink checked(staging, out, 4, nullptr, kAlways);
+    s = array->ReadToSink(*ResolveSelection({}, shape), checked);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+    EXPECT_NE(s.message().find("array 'g/a' chunk '" + key + "'"), std::string::npos);
+    EXPECT_NE(s.message().find("crc32c checksum mismatch"), std::string::npos) << s.message();
+  }
   // The sink and the staging pool are usable again: a read of the other chunks succeeds.
   auto rest = *ResolveSelection(*ParseSelection("32:, :"), shape);
   DeviceSink again(staging, out, 4, nullptr, kAlways);
@@ -306,7 +329,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"v2_zlib_big", R"({"id":"zlib","level":1})", "big", true},
         Case{"v2_blosc_lz4", R"({"id":"blosc","cname":"lz4","clevel":5,"shuffle":1,
              "blocksize":0})",
-             "little", true}),
+             "little", true},
+        Case{"zstd_transposed_crc32c_big", R"({"name":"zstd","configuration":{"level":3}})", "big",
+             false, true, "[1,0]", true},
+        Case{"gzip_crc32c", R"({"name":"gzip","configuration":{"level":5}})", "little", false, true,
+             nullptr, true},
+        Case{"v2_blosc_bitshuffle_fortran", R"({"id":"blosc","cname":"lz4","clevel":5,
+             "shuffle":2,"blocksize":0})",
+             "little", true, true, "F"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // auto leaves reads of few chunks, and gzip, on the host; never leaves every read there.

@@ -23,12 +23,13 @@ namespace zarrd::decode {
 // Why a decoding core stopped. Every core returns one; kOk means the output is complete.
 enum class DecodeError : uint32_t {
   kOk = 0,
-  kTruncated,      // the input ended inside a header, block or bit stream
-  kCorrupt,        // a field holds a value the format does not allow
-  kOutputOverrun,  // the input decodes to more bytes than the output holds
-  kOutputShort,    // the input decodes to fewer bytes than the output must hold
-  kChecksum,       // a checksum in the input does not match the output
-  kUnsupported,    // valid input that this core does not decode (the CPU path will)
+  kTruncated,       // the input ended inside a header, block or bit stream
+  kCorrupt,         // a field holds a value the format does not allow
+  kOutputOverrun,   // the input decodes to more bytes than the output holds
+  kOutputShort,     // the input decodes to fewer bytes than the output must hold
+  kChecksum,        // a checksum in the input does not match the output
+  kUnsupported,     // valid input that this core does not decode (the CPU path will)
+  kCrc32cMismatch,  // the crc32c stored after a chunk is not that of the bytes before it
 };
 
 ZARRD_HD inline const char* DecodeErrorName(DecodeError e) {
@@ -47,6 +48,8 @@ ZARRD_HD inline const char* DecodeErrorName(DecodeError e) {
       return "checksum mismatch";
     case DecodeError::kUnsupported:
       return "unsupported encoding";
+    case DecodeError::kCrc32cMismatch:
+      return "crc32c checksum mismatch";
   }
   return "unknown error";
 }

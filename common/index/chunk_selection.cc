@@ -67,8 +67,21 @@ std::vector<int64_t> ChunkSelection::ChunkIndex(const std::vector<ChunkDimPart>&
 }
 
 Placement ChunkSelection::Place(const std::vector<ChunkDimPart>& parts) const {
+  return Place(parts, {});
+}
+
+Placement ChunkSelection::Place(const std::vector<ChunkDimPart>& parts,
+                                std::span<const size_t> dimension_order) const {
   const size_t rank = parts.size();
-  const auto& chunk_strides = chunk_strides_;
+  std::vector<int64_t> stored_strides;
+  if (!dimension_order.empty()) {
+    std::vector<int64_t> stored_shape(rank);
+    for (size_t i = 0; i < rank; ++i) stored_shape[i] = chunk_shape_[dimension_order[i]];
+    const std::vector<int64_t> c_order = COrderStrides(stored_shape, elem_size_);
+    stored_strides.resize(rank);
+    for (size_t i = 0; i < rank; ++i) stored_strides[dimension_order[i]] = c_order[i];
+  }
+  const auto& chunk_strides = dimension_order.empty() ? chunk_strides_ : stored_strides;
   Placement p;
   p.chunk_strides.reserve(rank);
   p.result_strides.reserve(rank);
@@ -89,7 +102,7 @@ Placement ChunkSelection::Place(const std::vector<ChunkDimPart>& parts) const {
     if (chunk_shape_[d] > 1 && result_strides_[d] != expected_stride) p.contiguous = false;
     expected_stride *= chunk_shape_[d];
   }
-  p.contiguous &= p.covers_chunk;
+  p.contiguous &= p.covers_chunk && dimension_order.empty();
   std::reverse(p.chunk_strides.begin(), p.chunk_strides.end());
   std::reverse(p.result_strides.begin(), p.result_strides.end());
   std::reverse(p.counts.begin(), p.counts.end());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "common/index/selection.h"
@@ -38,6 +39,10 @@ class ChunkSelection {
   std::vector<ChunkDimPart> Parts(size_t n) const;
   std::vector<int64_t> ChunkIndex(const std::vector<ChunkDimPart>& parts) const;
   Placement Place(const std::vector<ChunkDimPart>& parts) const;
+  // The same for a chunk stored transposed: C order over its dimensions in `dimension_order`
+  // (stored dimension i is chunk dimension dimension_order[i]; empty: C order).
+  Placement Place(const std::vector<ChunkDimPart>& parts,
+                  std::span<const size_t> dimension_order) const;
 
  private:
   const ResolvedSelection& selection_;

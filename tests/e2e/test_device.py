@@ -504,3 +504,58 @@ def test_device_reads_and_gpu_store_copies_from_a_remote_store(tmp_path):
     finally:
         s.stop()
         web.shutdown()
+
+
+try:
+    import tensorstore as ts
+except ImportError:  # Debian has no tensorstore; the device machine's Python does
+    ts = None
+
+
+@pytest.mark.skipif(ts is None, reason="needs tensorstore (a peer writer)")
+def test_gpu_decodes_transposed_and_checksummed_arrays_written_by_tensorstore(tmp_path):
+    """Chains with a transpose (v3, and v2 in Fortran order) and a crc32c after the compressor,
+    written by tensorstore, decode on the GPU (gpu_decode "always") to numpy's values; a
+    damaged checksum is DATA_LOSS naming the chunk."""
+    from test_metrics import get, scrape
+    s = Server(tmp_path, {"stores": [{"name": "local", "root": "data"}], "gpu_decode": "always"})
+    try:
+        stub = connect(s)
+        url = re.search(r"metrics on (http://\S+)", s.log_text()).group(1)
+        values = values_for("<i4", (61, 47), 3)
+        root = tmp_path / "data"
+        v3_codecs = [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                     {"name": "bytes", "configuration": {"endian": "big"}},
+                     {"name": "zstd", "configuration": {"level": 3}}, {"name": "crc32c"}]
+        specs = {
+            "v3": {"driver": "zarr3", "metadata": {
+                "shape": [61, 47], "chunk_grid": {"name": "regular", "configuration": {
+                    "chunk_shape": [16, 12]}}, "data_type": "int32", "codecs": v3_codecs}},
+            "v2F": {"driver": "zarr", "metadata": {
+                "shape": [61, 47], "chunks": [16, 12], "dtype": "<i4", "order": "F",
+                "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 2}}},
+        }
+        for name, spec in specs.items():
+            spec = dict(spec, kvstore={"driver": "file", "path": str(root / name)},
+                        create=True, delete_existing=True)
+            ts.open(spec).result().write(values).result()
+        mapper = Mapper()
+        for name in specs:
+            before = get(scrape(url), "zarrd_chunks_total", op="gpu_decoded")
+            for s_ in SELECTIONS:
+                dev = get_device(stub, "local", name, s_)
+                np.testing.assert_array_equal(cp.asnumpy(mapper.view(dev)), values[s_],
+                                              err_msg=f"{name} {s_}")
+                stub.ReleaseLease(pb.ReleaseLeaseRequest(lease_id=dev.device_buffer.lease_id))
+            # Two of the selections touch every chunk, the others some.
+            assert get(scrape(url), "zarrd_chunks_total", op="gpu_decoded") - before > 2 * 16
+        chunk = root / "v3" / "c" / "1" / "2"
+        damaged = bytearray(chunk.read_bytes())
+        damaged[-1] ^= 1
+        chunk.write_bytes(bytes(damaged))
+        code, details = code_of(stub.GetItem, pb.GetItemRequest(
+            store="local", path="v3", prototype=pb.PROTOTYPE_DEVICE))
+        assert code == grpc.StatusCode.DATA_LOSS, details
+        assert "c/1/2" in details and "crc32c" in details, details
+    finally:
+        s.stop()
