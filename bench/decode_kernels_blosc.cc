@@ -6,6 +6,7 @@
 // The chunks are the first N (default 256) 512 x 512 float32 chunks (1 MiB each) of the
 // reference array's values (bench/reference_array.h), encoded two ways:
 //   R4-like: blosc lz4 clevel 5 with byte shuffle, typesize 4 (libblosc, its default blocks)
+//   the same with zstd splits (blosc zstd clevel 5, byte shuffle)
 //   R5-like: gzip level 5 (zlib)
 // For each it prints the GB/s of output of: the batched kernel (one launch for all N chunks,
 // best of R, events around the launch only), libblosc/zlib on one core, and on every core (one
@@ -57,10 +58,10 @@ Buffer ChunkValues(int index) {
   return out;
 }
 
-Buffer Blosc(const Buffer& in) {
+Buffer Blosc(const Buffer& in, const char* cname) {
   Buffer out(in.size() + BLOSC_MAX_OVERHEAD);
   const int n = blosc_compress_ctx(5, BLOSC_SHUFFLE, 4, in.size(), in.data(), out.data(),
-                                   out.size(), "lz4", 0, 1);
+                                   out.size(), cname, 0, 1);
   if (n <= 0) std::exit(1);
   out.resize(n);
   return out;
@@ -192,13 +193,15 @@ int main(int argc, char** argv) {
     if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
   }
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  std::vector<Buffer> values, blosc, gzip;
-  size_t blosc_bytes = 0, gzip_bytes = 0;
+  std::vector<Buffer> values, blosc, blosc_zstd, gzip;
+  size_t blosc_bytes = 0, blosc_zstd_bytes = 0, gzip_bytes = 0;
   for (int i = 0; i < count; ++i) {
     values.push_back(ChunkValues(i));
-    blosc.push_back(Blosc(values.back()));
+    blosc.push_back(Blosc(values.back(), "lz4"));
+    blosc_zstd.push_back(Blosc(values.back(), "zstd"));
     gzip.push_back(Gzip(values.back()));
     blosc_bytes += blosc.back().size();
+    blosc_zstd_bytes += blosc_zstd.back().size();
     gzip_bytes += gzip.back().size();
   }
   const double gb = static_cast<double>(count) * kChunkBytes / 1e9;
@@ -216,13 +219,26 @@ int main(int argc, char** argv) {
   Check(cudaMalloc(&d_offsets, offsets.size() * 8), "cudaMalloc");
   Check(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice), "up");
   const double blosc_gpu = GpuSeconds(blosc, values, repeat, [&](DecodeTask* t, uint32_t n) {
-    const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr);
+    const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr, nullptr);
     if (!s.ok()) std::exit(1);
   });
   const double blosc_one = CpuSeconds(blosc, 1, repeat, LibBlosc);
   const double blosc_all = CpuSeconds(blosc, cores, repeat, LibBlosc);
   std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R4-like blosc lz4 5 + shuffle",
               gb * 1e9 / blosc_bytes, gb / blosc_gpu, gb / blosc_one, gb / blosc_all);
+
+  void* d_workspaces = nullptr;
+  Check(cudaMalloc(&d_workspaces, zarrd::cuda::BloscZstdWorkspaceBytes()), "cudaMalloc");
+  const double zstd_gpu = GpuSeconds(blosc_zstd, values, repeat, [&](DecodeTask* t, uint32_t n) {
+    const auto s =
+        zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, d_workspaces, nullptr);
+    if (!s.ok()) std::exit(1);
+  });
+  cudaFree(d_workspaces);
+  const double zstd_one = CpuSeconds(blosc_zstd, 1, repeat, LibBlosc);
+  const double zstd_all = CpuSeconds(blosc_zstd, cores, repeat, LibBlosc);
+  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "blosc zstd 5 + shuffle",
+              gb * 1e9 / blosc_zstd_bytes, gb / zstd_gpu, gb / zstd_one, gb / zstd_all);
 
   const double gzip_gpu = GpuSeconds(gzip, values, repeat, [](DecodeTask* t, uint32_t n) {
     const auto s =

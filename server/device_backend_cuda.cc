@@ -129,6 +129,25 @@ class CudaDeviceBackend final : public DeviceBackend {
         });
   }
 
+  Result<bool> ReadToHost(const Array& array, const ResolvedSelection& selection,
+                          MutableByteView out, std::optional<GpuDecodeMode> gpu_decode,
+                          const IoOptions& io) override {
+    GpuDecodePolicy policy = gpu_decode_;
+    if (gpu_decode) policy.mode = *gpu_decode;
+    if (devices_.empty() || out.empty() || !array.DecodesOnGpu(selection, policy)) return false;
+    Device& device = *devices_.front();
+    auto allocation = device.pool->Allocate(out.size());
+    if (!allocation.ok()) return false;
+    cu::DeviceSink sink(*device.staging, (*allocation)->data(), ItemSize(array.metadata()->dtype),
+                        nullptr, policy);
+    ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+    ZARRD_RETURN_IF_ERROR(cu::UseDevice(device.info.ordinal));
+    ZARRD_RETURN_IF_ERROR(cu::CudaStatus(
+        cudaMemcpy(out.data(), (*allocation)->data(), out.size(), cudaMemcpyDeviceToHost),
+        "copy of a HOST result decoded on the GPU"));
+    return true;
+  }
+
   Result<DeviceResult> Upload(uint64_t nbytes, const DeviceReadTarget& target,
                               const HostGather& gather) override {
     return Deliver(nbytes, target,

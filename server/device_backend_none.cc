@@ -17,6 +17,10 @@ class NoDeviceBackend final : public DeviceBackend {
   Result<DeviceResult> Upload(uint64_t, const DeviceReadTarget&, const HostGather&) override {
     return Refuse("DEVICE results");
   }
+  Result<bool> ReadToHost(const Array&, const ResolvedSelection&, MutableByteView,
+                          std::optional<GpuDecodeMode>, const IoOptions&) override {
+    return false;
+  }
   Result<uint64_t> Write(Array&, const ResolvedSelection&, const DeviceWriteSource&,
                          const IoOptions&) override {
     return Refuse("input in GPU memory");

@@ -47,6 +47,8 @@ const char* GpuCodecName(GpuCodec codec) {
       return "zstd";
     case GpuCodec::kBlosc:
       return "blosc";
+    case GpuCodec::kBloscZstd:
+      return "blosc-zstd";
     case GpuCodec::kGzip:
       return "gzip";
     case GpuCodec::kZlib:
@@ -111,8 +113,7 @@ std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView head, size_t
       using namespace decode::blosc1;
       const bool zstd_splits = n >= kHeaderSize && !(p[2] & kMemcpyedFlag) &&
                                (p[2] >> 5) == static_cast<uint8_t>(decode::BloscCodec::kZstd);
-      if (zstd_splits) return std::nullopt;
-      return GpuCodec::kBlosc;
+      return zstd_splits ? GpuCodec::kBloscZstd : GpuCodec::kBlosc;
     }
     case CompressorFamily::kDeflate:
       if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return GpuCodec::kGzip;

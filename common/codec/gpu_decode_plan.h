@@ -37,7 +37,8 @@ struct GpuDecodePolicy {
 };
 
 // An encoded chunk as the GPU kernels take it.
-enum class GpuCodec : uint8_t { kZstd, kBlosc, kGzip, kZlib };
+// kBloscZstd: blosc containers of zstd splits, whose launch needs zstd workspaces.
+enum class GpuCodec : uint8_t { kZstd, kBlosc, kBloscZstd, kGzip, kZlib };
 const char* GpuCodecName(GpuCodec codec);
 
 // A chain the GPU decodes: transposes (placed by strided copies), bytes (little-endian, or
@@ -54,12 +55,11 @@ struct GpuChain {
 std::optional<GpuChain> PlanGpuChain(const CodecChain& chain, DataType dtype);
 
 // The kernel for one stored chunk of `encoded_size` bytes that decodes to `decoded_bytes`, or
-// nullopt for the CPU: blosc containers of zstd splits (the blosc kernel has no zstd), zstd frames
-// and zlib streams that need a preset dictionary, zstd frames of more blocks than the kernel's
-// split holds (blocks averaging under 1 KiB; zstd::FitsSplit) and chunks too short for their
-// crc32c. `head` is the chunk's first bytes, or all of them (a value in GPU memory gives its
-// head only): what lies past it is not checked. A chunk whose header is corrupt goes to the GPU,
-// which reports it (DATA_LOSS as on the CPU).
+// nullopt for the CPU: zstd frames and zlib streams that need a preset dictionary, zstd frames of
+// more blocks than the kernel's split holds (blocks averaging under 1 KiB; zstd::FitsSplit) and
+// chunks too short for their crc32c. `head` is the chunk's first bytes, or all of them (a value in
+// GPU memory gives its head only): what lies past it is not checked. A chunk whose header is
+// corrupt goes to the GPU, which reports it (DATA_LOSS as on the CPU).
 std::optional<GpuCodec> GpuCodecFor(const GpuChain& chain, ByteView head, size_t encoded_size,
                                     size_t decoded_bytes);
 

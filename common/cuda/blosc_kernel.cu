@@ -1,7 +1,10 @@
+#include <algorithm>
+
 #include "common/cuda/blosc_kernel.h"
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/warp_lanes.h"
 #include "common/decode/blosc1.h"
+#include "common/decode/zstd_decode.h"
 
 namespace zarrd::cuda {
 namespace {
@@ -11,12 +14,29 @@ using decode::DecodeError;
 using decode::DecodeTask;
 
 constexpr uint32_t kWarps = 4;
+// Launches with zstd workspaces run this many blocks an SM: their warps each hold a workspace.
+constexpr int kZstdBlocksPerSm = 2;
+
+// The zstd seam of the blosc core (blosc1.h): a split decoded by zstd_decode.h's frame decoder
+// on the whole warp, with the warp's workspace; without one, kUnsupported.
+struct WarpZstd {
+  decode::ZstdWorkspace* ws;
+  uint32_t lane;
+  __device__ DecodeError operator()(const uint8_t* src, uint64_t src_size, uint8_t* dst,
+                                    uint64_t dst_size, uint64_t* written) const {
+    if (ws == nullptr) return DecodeError::kUnsupported;
+    return decode::DecodeZstd(src, src_size, dst, dst_size, written, ws,
+                              decode::zstd::Lanes{lane, 32});
+  }
+};
 
 __global__ void __launch_bounds__(kWarps * 32)
-    BloscKernel(DecodeTask* tasks, uint32_t count, uint8_t* scratch, const uint64_t* offsets) {
+    BloscKernel(DecodeTask* tasks, uint32_t count, uint8_t* scratch, const uint64_t* offsets,
+                decode::ZstdWorkspace* workspaces) {
   __shared__ Blosc1Header header;
   __shared__ uint32_t error;
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const WarpZstd zstd{workspaces ? workspaces + blockIdx.x * kWarps + warp : nullptr, lane};
   for (uint32_t t = blockIdx.x; t < count; t += gridDim.x) {
     DecodeTask& task = tasks[t];
     if (threadIdx.x == 0) {
@@ -29,7 +49,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (uint64_t b = warp; b < header.nblocks; b += kWarps) {
         const uint64_t at = b * header.blocksize;
         const DecodeError e = decode::DecodeBlosc1Block(header, task.src, b, task.dst + at,
-                                                        scratch + offsets[t] + at, lanes);
+                                                        scratch + offsets[t] + at, lanes, zstd);
         if (e != DecodeError::kOk) {
           if (lane == 0) atomicCAS(&error, 0u, static_cast<uint32_t>(e));
           break;
@@ -45,6 +65,15 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+uint32_t ZstdBlocks() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    sms = 132;
+  }
+  return static_cast<uint32_t>(std::max(1, sms * kZstdBlocksPerSm));
+}
+
 }  // namespace
 
 uint64_t BloscScratchLayout(const std::vector<DecodeTask>& tasks, std::vector<uint64_t>* offsets) {
@@ -57,11 +86,18 @@ uint64_t BloscScratchLayout(const std::vector<DecodeTask>& tasks, std::vector<ui
   return total;
 }
 
+uint64_t BloscZstdWorkspaceBytes() {
+  return uint64_t{ZstdBlocks()} * kWarps * sizeof(decode::ZstdWorkspace);
+}
+
 Status LaunchBloscDecode(DecodeTask* d_tasks, uint32_t count, uint8_t* d_scratch,
-                         const uint64_t* d_scratch_offsets, cudaStream_t stream) {
+                         const uint64_t* d_scratch_offsets, void* d_zstd_workspaces,
+                         cudaStream_t stream) {
   if (count == 0) return OkStatus();
-  const uint32_t blocks = count < 65535u * 16 ? count : 65535u * 16;
-  BloscKernel<<<blocks, kWarps * 32, 0, stream>>>(d_tasks, count, d_scratch, d_scratch_offsets);
+  const uint32_t most = d_zstd_workspaces ? ZstdBlocks() : 65535u * 16;
+  BloscKernel<<<std::min(count, most), kWarps * 32, 0, stream>>>(
+      d_tasks, count, d_scratch, d_scratch_offsets,
+      static_cast<decode::ZstdWorkspace*>(d_zstd_workspaces));
   return CudaStatus(cudaGetLastError(), "blosc decode launch");
 }
 

@@ -42,11 +42,15 @@ Status EncodedBatch::Open(StagingPool& staging, GpuCodec codec, uint32_t swap_un
                           Align(encoded_bytes, 16));
   decoded_at_ = encoded_at_ + Align(encoded_cap_);
   scratch_at_ = decoded_at_ + capacity_ * decoded_stride();
-  const size_t device_bytes =
-      scratch_at_ + (codec == GpuCodec::kBlosc ? capacity_ * decoded_stride() : 0);
+  const bool blosc = codec == GpuCodec::kBlosc || codec == GpuCodec::kBloscZstd;
+  const size_t device_bytes = scratch_at_ + (blosc ? capacity_ * decoded_stride() : 0);
   ZARRD_ASSIGN_OR_RETURN(slot_, staging.Acquire(encoded_at_ + encoded_cap_, device_bytes));
-  const uint64_t zstd_bytes = ZstdScratchBytes(capacity_, capacity_ * decoded_bytes_);
-  if (codec == GpuCodec::kZstd && slot_->zstd_scratch.bytes < zstd_bytes) {
+  // The zstd kernels' scratch, or the blosc kernel's zstd workspaces.
+  const uint64_t zstd_bytes = codec == GpuCodec::kZstd
+                                  ? ZstdScratchBytes(capacity_, capacity_ * decoded_bytes_)
+                              : codec == GpuCodec::kBloscZstd ? BloscZstdWorkspaceBytes()
+                                                              : 0;
+  if (slot_->zstd_scratch.bytes < zstd_bytes) {
     if (slot_->zstd_scratch.data) FreeZstdScratch(slot_->zstd_scratch);
     slot_->zstd_scratch = ZstdScratch();
     auto scratch = AllocateZstdScratch(zstd_bytes);
@@ -110,8 +114,10 @@ Status EncodedBatch::Flush(StagingPool& staging, decode::DecodeTask* records, St
         s = LaunchZstdDecode(d_tasks, static_cast<int>(n), slot->zstd_scratch, stream);
         break;
       case GpuCodec::kBlosc:
+      case GpuCodec::kBloscZstd:
         s = LaunchBloscDecode(d_tasks, static_cast<uint32_t>(n), slot->scratch + scratch_at_,
                               reinterpret_cast<const uint64_t*>(slot->scratch + offsets_at_),
+                              codec_ == GpuCodec::kBloscZstd ? slot->zstd_scratch.data : nullptr,
                               stream);
         break;
       case GpuCodec::kGzip:

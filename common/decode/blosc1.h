@@ -15,12 +15,13 @@
 //
 // Parallel split: blocks are independent. A batched kernel parses the header once per chunk and
 // decodes each block with its own warp (Lanes) into scratch, then unshuffles the block into the
-// output; lz4, blosclz and snappy splits use all lanes, zlib and zstd splits run on lane 0.
+// output; lz4, blosclz and snappy splits use all lanes, zlib splits run on lane 0.
 //
 // zstd splits go through the `Zstd` seam: a callable
 //   DecodeError (const uint8_t* src, uint64_t src_size, uint8_t* dst, uint64_t dst_size,
 //                uint64_t* written)
-// that must fill dst exactly. NoZstd answers kUnsupported.
+// that must fill dst exactly. Every lane calls it, and it answers the same in each (the GPU's
+// runs zstd_decode.h's frame decoder on the warp). NoZstd answers kUnsupported.
 #pragma once
 
 #include <cstdint>
@@ -123,19 +124,21 @@ ZARRD_HD inline DecodeError DecodeSplit(const Blosc1Header& h, const uint8_t* sr
     case BloscCodec::kBlosclz:
       e = DecodeBlosclz(src, size, dst, dst_size, &written, lanes);
       break;
-    case BloscCodec::kZlib:
-    case BloscCodec::kZstd: {
+    case BloscCodec::kZlib: {
       uint32_t r = 0;
       if (lanes.lane() == 0) {
-        r = static_cast<uint32_t>(h.codec == BloscCodec::kZlib
-                                      ? DecodeZlib(src, size, dst, dst_size, &written)
-                                      : zstd(src, size, dst, dst_size, &written));
+        r = static_cast<uint32_t>(DecodeZlib(src, size, dst, dst_size, &written));
         if (r == 0 && written != dst_size) r = static_cast<uint32_t>(DecodeError::kOutputShort);
       }
       lanes.Sync();
       e = static_cast<DecodeError>(lanes.Broadcast(r));
       break;
     }
+    case BloscCodec::kZstd:
+      e = zstd(src, size, dst, dst_size, &written);
+      if (e == DecodeError::kOk && written != dst_size) e = DecodeError::kOutputShort;
+      lanes.Sync();
+      break;
     case BloscCodec::kSnappy:
       e = DecodeSnappy(src, size, dst, dst_size, &written, lanes);
       break;

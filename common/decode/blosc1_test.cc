@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 
 #include "common/decode/decode_test_util.h"
+#include "common/decode/zstd_decode.h"
 #include "common/testing/test_util.h"
 
 namespace zarrd::decode {
@@ -114,6 +116,37 @@ TEST(Blosc1, ZstdBlocksNeedTheZstdSeam) {
   uint64_t written = 0;
   EXPECT_EQ(DecodeBlosc1(c.data(), c.size(), out.data(), out.size(), scratch.data(), &written),
             DecodeError::kUnsupported);
+}
+
+// The seam the GPU kernel fills: zstd_decode.h's frame decoder (here its host build) on blosc's
+// zstd splits, against libblosc, over shuffles, typesizes, levels and block sizes.
+TEST(Blosc1, ZstdSplitsThroughOurZstdDecoder) {
+  auto ws = std::make_unique<ZstdWorkspace>();
+  auto ours = [&](const uint8_t* src, uint64_t src_size, uint8_t* dst, uint64_t dst_size,
+                  uint64_t* written) {
+    return DecodeZstd(src, src_size, dst, dst_size, written, ws.get());
+  };
+  int cases = 0;
+  for (int shuffle : {BLOSC_NOSHUFFLE, BLOSC_SHUFFLE, BLOSC_BITSHUFFLE}) {
+    for (int ts : {1, 4, 8}) {
+      for (int clevel : {1, 5, 9}) {
+        for (size_t blocksize : {size_t{0}, size_t{4096}}) {
+          const Buffer data = testing::Payload((ts + clevel) % 4, 70000 + ts, clevel);
+          const Buffer c = testing::BloscCompress(data, "zstd", clevel, shuffle, ts, blocksize);
+          Buffer expected, out(data.size(), 0xcd), scratch(data.size());
+          ASSERT_TRUE(testing::LibBloscDecode(c, &expected));
+          uint64_t written = 0;
+          ASSERT_EQ(DecodeBlosc1(c.data(), c.size(), out.data(), out.size(), scratch.data(),
+                                 &written, ours),
+                    DecodeError::kOk)
+              << "shuffle " << shuffle << " typesize " << ts << " clevel " << clevel;
+          EXPECT_EQ(out, expected);
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 54);
 }
 
 TEST(Blosc1, NumcodecsVectors) {

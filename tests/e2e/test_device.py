@@ -559,3 +559,29 @@ def test_gpu_decodes_transposed_and_checksummed_arrays_written_by_tensorstore(tm
         assert "c/1/2" in details and "crc32c" in details, details
     finally:
         s.stop()
+
+
+def test_host_results_decode_on_the_gpu_as_gpu_decode_says(tmp_path):
+    """With gpu_decode "always", HOST results of a zstd array decode on the GPU and come back
+    with numpy's values; an array whose override is "never" decodes on the CPUs."""
+    from test_metrics import get, scrape
+    s = Server(tmp_path, {"stores": [{"name": "local", "root": "data"}], "gpu_decode": "always",
+                          "arrays": [{"store": "local", "path": "cpu", "gpu_decode": "never"}]})
+    try:
+        stub = connect(s)
+        url = re.search(r"metrics on (http://\S+)", s.log_text()).group(1)
+        values = values_for("<f4", (61, 47), 4)
+        for path in ("gpu", "cpu"):
+            create(stub, "local", path, v3((61, 47), (16, 12), CODECS["zstd"]))
+            put(stub, "local", path, values)
+        for path in ("gpu", "cpu"):
+            before = get(scrape(url), "zarrd_chunks_total", op="gpu_decoded")
+            for s_ in SELECTIONS:
+                host = stub.GetItem(pb.GetItemRequest(store="local", path=path, selection=sel(*s_),
+                                                      prototype=pb.PROTOTYPE_HOST))
+                got = np.frombuffer(host.data, values.dtype).reshape(host.array.shape)
+                np.testing.assert_array_equal(got, values[s_], err_msg=f"{path} {s_}")
+            decoded = get(scrape(url), "zarrd_chunks_total", op="gpu_decoded") - before
+            assert (decoded > 2 * 16) if path == "gpu" else decoded == 0, (path, decoded)
+    finally:
+        s.stop()
