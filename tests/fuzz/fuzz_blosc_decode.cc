@@ -1,10 +1,10 @@
-// libFuzzer targets for the blosc 1 decoding core (common/decode/blosc1.h), against libblosc.
+// libFuzzer targets for the blosc 1 decoding core (common/decode/blosc1.h) with the zstd core the
+// GPU uses for zstd splits, against libblosc.
 // ZARRD_FUZZ_DIFFERENTIAL: the input picks libblosc's settings (codec, level, shuffle, typesize,
 // block size) and the data; our decoding of libblosc's container must give the data back.
 // Otherwise the input is a container: ours must not crash, and what ours accepts libblosc must
 // accept and decode to the same bytes.
 #include <blosc.h>
-#include <zstd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,18 +12,18 @@
 #include <vector>
 
 #include "common/decode/blosc1.h"
+#include "common/decode/zstd_decode.h"
 
 namespace {
 
 using zarrd::decode::DecodeError;
 
-struct LibZstd {
+// zstd splits go through zstd_decode.h's frame decoder, as on the GPU.
+struct OurZstd {
   DecodeError operator()(const uint8_t* src, uint64_t n, uint8_t* dst, uint64_t dst_size,
                          uint64_t* written) const {
-    const size_t r = ZSTD_decompress(dst, dst_size, src, n);
-    if (ZSTD_isError(r)) return DecodeError::kCorrupt;
-    *written = r;
-    return DecodeError::kOk;
+    static auto* ws = new zarrd::decode::ZstdWorkspace();
+    return zarrd::decode::DecodeZstd(src, n, dst, dst_size, written, ws);
   }
 };
 
@@ -31,7 +31,7 @@ DecodeError Ours(const uint8_t* src, size_t size, std::vector<uint8_t>* out) {
   std::vector<uint8_t> scratch(out->size());
   uint64_t written = 0;
   const DecodeError e = zarrd::decode::DecodeBlosc1(src, size, out->data(), out->size(),
-                                                    scratch.data(), &written, LibZstd());
+                                                    scratch.data(), &written, OurZstd());
   if (written > out->size()) std::abort();
   return e;
 }
