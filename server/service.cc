@@ -162,8 +162,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         }
         std::string* data = resp->mutable_data();
         data->resize(nbytes);
-        // Large reads of chains the GPU decodes: decoded there and copied back (bench/RESULTS.md,
-        // session 18: R1 whole 8.2 GB/s against 6.3 on the CPUs of an H100 host).
+        // With gpu_decode "always", chains the GPU decodes are decoded there and copied back.
         bool on_gpu = false;
         if (!read.advanced) {
           ZARRD_ASSIGN_OR_RETURN(
