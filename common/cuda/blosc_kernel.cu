@@ -14,8 +14,10 @@ using decode::DecodeError;
 using decode::DecodeTask;
 
 constexpr uint32_t kWarps = 4;
-// Launches with zstd workspaces run this many blocks an SM: their warps each hold a workspace.
-constexpr int kZstdBlocksPerSm = 2;
+// Launches with zstd workspaces run this many blocks, whose warps each hold a workspace: 2 an SM
+// of an H100 or H200. A constant, so that the workspaces allocated on one thread fit the launch
+// of another whatever device each has current.
+constexpr uint32_t kZstdBlocks = 264;
 
 // The zstd seam of the blosc core (blosc1.h): a split decoded by zstd_decode.h's frame decoder
 // on the whole warp, with the warp's workspace; without one, kUnsupported.
@@ -65,15 +67,6 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-uint32_t ZstdBlocks() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    sms = 132;
-  }
-  return static_cast<uint32_t>(std::max(1, sms * kZstdBlocksPerSm));
-}
-
 }  // namespace
 
 uint64_t BloscScratchLayout(const std::vector<DecodeTask>& tasks, std::vector<uint64_t>* offsets) {
@@ -87,14 +80,14 @@ uint64_t BloscScratchLayout(const std::vector<DecodeTask>& tasks, std::vector<ui
 }
 
 uint64_t BloscZstdWorkspaceBytes() {
-  return uint64_t{ZstdBlocks()} * kWarps * sizeof(decode::ZstdWorkspace);
+  return uint64_t{kZstdBlocks} * kWarps * sizeof(decode::ZstdWorkspace);
 }
 
 Status LaunchBloscDecode(DecodeTask* d_tasks, uint32_t count, uint8_t* d_scratch,
                          const uint64_t* d_scratch_offsets, void* d_zstd_workspaces,
                          cudaStream_t stream) {
   if (count == 0) return OkStatus();
-  const uint32_t most = d_zstd_workspaces ? ZstdBlocks() : 65535u * 16;
+  const uint32_t most = d_zstd_workspaces ? kZstdBlocks : 65535u * 16;
   BloscKernel<<<std::min(count, most), kWarps * 32, 0, stream>>>(
       d_tasks, count, d_scratch, d_scratch_offsets,
       static_cast<decode::ZstdWorkspace*>(d_zstd_workspaces));
