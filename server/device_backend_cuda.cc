@@ -137,7 +137,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     // Only when asked: the copy back into pageable memory made the whole of R1 no faster than
     // the CPUs (bench/RESULTS.md, session 18), but it spares them.
     if (policy.mode != GpuDecodeMode::kAlways) return false;
-    if (devices_.empty() || out.empty() || !array.DecodesOnGpu(selection, policy)) return false;
+    if (devices_.empty() || out.empty() || !array.HasGpuChain()) return false;
     Device& device = *devices_.front();
     auto allocation = device.pool->Allocate(out.size());
     if (!allocation.ok()) return false;

@@ -52,10 +52,8 @@ class Array {
   // Reads an already resolved selection (e.g. one band of a streamed result).
   Status ReadResolved(const ResolvedSelection& selection, void* out, size_t out_size,
                       const IoOptions& options = {}) const;
-  // Whether a read of `selection` into a sink that takes encoded chunks would decode them on the
-  // GPU as `policy` says (its chain is one the GPU decodes, its chunks as many as the policy
-  // asks).
-  bool DecodesOnGpu(const ResolvedSelection& selection, const GpuDecodePolicy& policy) const;
+  // Whether its chunks' chain (a shard's inner chunks') is one the GPU decodes (PlanGpuChain).
+  bool HasGpuChain() const;
   // Reads an already resolved selection chunk by chunk into `sink` (e.g. GPU memory); calls
   // sink.Finish() before returning.
   Status ReadToSink(const ResolvedSelection& selection, ChunkSink& sink,
