@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/reference_array.h"
+#include "common/array/engine_stats.h"
 #include "common/cuda/device_sink.h"
 
 namespace zarrd::bench {
@@ -87,7 +88,9 @@ int Main(int argc, char** argv) {
       return (*array)->ReadToSink(sel, sink, {.pool = &pool});
     };
     std::printf("%s (%s)\n", name, blosc ? "v2 blosc lz4 5 + shuffle" : "zstd 3");
-    for (GpuDecodeMode mode : {GpuDecodeMode::kNever, GpuDecodeMode::kAlways}) {
+    // auto: the GPU, and the CPUs for the chunks that come while every batch slot is decoding.
+    for (GpuDecodeMode mode :
+         {GpuDecodeMode::kNever, GpuDecodeMode::kAlways, GpuDecodeMode::kAuto}) {
       Check(read(mode, all));  // warm-up: staging slots and page cache
       const double cpu0 = CpuSeconds();
       double best = 1e9;
@@ -100,9 +103,16 @@ int Main(int argc, char** argv) {
       const double cpu_per_gib = (CpuSeconds() - cpu0) / repeat / (kTotal / double(1 << 30));
       CheckCuda(cudaMemcpy(back.data(), dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
       const bool equal = std::memcmp(back.data(), host.data(), kTotal) == 0;
-      std::printf("  whole array, %-6s decode: %7.2f GB/s, %.3f CPU s/GiB%s\n",
-                  mode == GpuDecodeMode::kNever ? "CPU" : "GPU", kTotal / best / 1e9, cpu_per_gib,
-                  equal ? "" : "  VALUES DIFFER");
+      const uint64_t gpu_chunks0 = GlobalEngineStats().chunks_gpu_decoded.load();
+      Check(read(mode, all));
+      const uint64_t gpu_chunks = GlobalEngineStats().chunks_gpu_decoded.load() - gpu_chunks0;
+      std::printf(
+          "  whole array, %-6s decode: %7.2f GB/s, %.3f CPU s/GiB, %llu chunks on the GPU%s\n",
+          mode == GpuDecodeMode::kNever    ? "CPU"
+          : mode == GpuDecodeMode::kAlways ? "GPU"
+                                           : "auto",
+          kTotal / best / 1e9, cpu_per_gib, static_cast<unsigned long long>(gpu_chunks),
+          equal ? "" : "  VALUES DIFFER");
     }
     // HOST results: the engine's read into host memory against a GPU decode copied back into
     // pageable memory (a protobuf result) and into pinned memory.

@@ -356,7 +356,9 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           return sink.Fill(p, m.fill_value.data(), es);
         }
         if (std::optional<GpuCodec> codec =
-                gpu ? GpuCodecFor(*gpu, encoded, encoded.size(), spec.num_bytes()) : std::nullopt) {
+                gpu && !sink.encoded_would_wait()
+                    ? GpuCodecFor(*gpu, encoded, encoded.size(), spec.num_bytes())
+                    : std::nullopt) {
           return Context(sink.CommitEncoded(stored_place(), encoded, encoded_chunk(*codec, key)),
                          key);
         }
@@ -447,7 +449,8 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
         Bytes& encoded = ThreadBuffer(0);
         ZARRD_RETURN_IF_ERROR(Context(chunk.parts->Read(pos, &encoded), where));
         if (std::optional<GpuCodec> codec =
-                gpu ? GpuCodecFor(*gpu, encoded, encoded.size(), part_spec.num_bytes())
+                gpu && !sink.encoded_would_wait()
+                    ? GpuCodecFor(*gpu, encoded, encoded.size(), part_spec.num_bytes())
                     : std::nullopt) {
           const Placement stored =
               gpu->dimension_order.empty() ? p : parts.Place(part, gpu->dimension_order);

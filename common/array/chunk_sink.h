@@ -57,6 +57,9 @@ class ChunkSink {
     // "array 'a' chunk 'k'": decoding fails after the hand-over, and Finish names the chunk.
     std::string where;
   };
+  // Whether handing an encoded chunk over now would wait for the GPU (its batches all decoding):
+  // the engine then decodes the chunk itself, so that the CPUs add their rate to the GPU's.
+  virtual bool encoded_would_wait() const { return false; }
   // Copies `encoded` (the engine reuses its buffer), then decodes and places it. Decoding errors
   // come from Finish: DATA_LOSS for corrupt chunks.
   virtual Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) {

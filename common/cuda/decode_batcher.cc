@@ -29,6 +29,11 @@ Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::Encod
   return AddChunk(p, encoded, nullptr, std::move(chunk));
 }
 
+bool DecodeBatcher::WouldWait() const {
+  // Not under mutex_: a thread opening a batch holds it while it waits for a slot.
+  return !accepting_.load(std::memory_order_relaxed) && !staging_.batch_pool().HasIdleSlot();
+}
+
 Status DecodeBatcher::AddDevice(const Placement& p, const DeviceValue& encoded,
                                 ChunkSink::EncodedChunk chunk) {
   return AddChunk(p, {static_cast<const uint8_t*>(encoded.data), encoded.size}, &encoded,
@@ -65,6 +70,7 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
                                         chunk.crc32c, upload_bytes, chunk.decoded_bytes,
                                         num_chunks_ - num_records_));
       closed_ = false;
+      accepting_ = true;
       first_record_ = num_records_;
     }
   }
@@ -81,7 +87,10 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
     return OkStatus();
   }
   ++writers_;
-  if (batch_.full()) closed_ = true;
+  if (batch_.full()) {
+    closed_ = true;
+    accepting_ = false;
+  }
   lock.unlock();
   batch_.Write(i, encoded);
   lock.lock();
@@ -90,6 +99,7 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
 
 Status DecodeBatcher::Close() {
   closed_ = true;
+  accepting_ = false;
   return writers_ == 0 ? Launch() : OkStatus();
 }
 

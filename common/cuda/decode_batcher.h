@@ -11,6 +11,7 @@
 // DecodeTask a chunk).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,8 @@ class DecodeBatcher {
 
   // A read of at most `num_chunks` chunks begins.
   void Start(size_t num_chunks);
+  // Whether Add would now wait for the GPU: no batch is open and no batch slot is idle.
+  bool WouldWait() const;
   // Copies `encoded` into the open batch (the caller may reuse its buffer at once).
   Status Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk);
   // Adds a chunk already in GPU memory of this device: decoded from where it is, kept alive
@@ -65,7 +68,8 @@ class DecodeBatcher {
   EncodedBatch batch_;
   size_t writers_ = 0;
   bool closed_ = false;
-  size_t first_record_ = 0;  // of the batch's first chunk
+  std::atomic<bool> accepting_{false};  // a batch is open and not closed
+  size_t first_record_ = 0;             // of the batch's first chunk
   std::set<StagingSlot*> used_;
   // A record per chunk, in the order chunks were added, filled by the kernels; wheres_ and
   // codecs_ name them.

@@ -57,6 +57,10 @@ class DeviceSink final : public ChunkSink {
   bool accepts_encoded(CompressorFamily kind) const override {
     return gpu_decode_.Use(num_chunks_, kind);
   }
+  // Under auto, while every batch slot is decoding, chunks go to the CPUs instead of waiting.
+  bool encoded_would_wait() const override {
+    return gpu_decode_.mode == GpuDecodeMode::kAuto && decoder_.WouldWait();
+  }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
   Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
                              EncodedChunk chunk) override;

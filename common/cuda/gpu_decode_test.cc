@@ -384,6 +384,35 @@ TEST(GpuDecodePolicy, AutoAndNever) {
   cudaFree(out);
 }
 
+// Under auto, chunks that come while the GPU's only batch slot is decoding go to the CPUs: 3000
+// chunks (three launches' worth), the values equal whichever decoded each.
+TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileTheGpuIsBusy) {
+  ZARRD_REQUIRE_GPU();
+  Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
+  ArrayMetadata m = Meta(zstd);
+  m.shape = {50 * 16, 60 * 12};
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
+  const auto values = Pattern(m.shape[0] * m.shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, 8, /*batch_slots=*/1);
+  ThreadPool pool(3);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  const GpuDecodePolicy policy{
+      .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
+  const auto all = *ResolveSelection({}, m.shape);
+  const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+  DeviceSink sink(staging, out, 4, nullptr, policy);
+  Status s = array->ReadToSink(all, sink, {.pool = &pool});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const uint64_t on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+  std::printf("%llu of 3000 chunks decoded on the GPU\n", static_cast<unsigned long long>(on_gpu));
+  EXPECT_GT(on_gpu, 0u);
+  EXPECT_LT(on_gpu, 3000u);
+  EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+  cudaFree(out);
+}
+
 // Chunks of 1 MiB, several threads at once: one shared batch per read, as large as the read.
 TEST(GpuDecodeBatches, LargeChunksInFullAndPartialBatches) {
   ZARRD_REQUIRE_GPU();

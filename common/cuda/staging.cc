@@ -84,6 +84,11 @@ Result<StagingSlot*> StagingPool::Acquire(size_t pinned_bytes, size_t scratch_by
   return slot;
 }
 
+bool StagingPool::HasIdleSlot() const {
+  std::lock_guard lock(mutex_);
+  return slots_.size() < max_slots_ || (!free_.empty() && Idle(free_.front()));
+}
+
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
   if (slot->pinned_bytes < pinned_bytes) {
     const size_t size = GrownSize(pinned_bytes);

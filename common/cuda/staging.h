@@ -46,6 +46,8 @@ class StagingPool {
   // taken.
   Result<StagingSlot*> Acquire(size_t nbytes) { return Acquire(nbytes, nbytes); }
   Result<StagingSlot*> Acquire(size_t pinned_bytes, size_t scratch_bytes);
+  // Whether Acquire would return without waiting for queued work.
+  bool HasIdleSlot() const;
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
