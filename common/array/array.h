@@ -32,6 +32,9 @@ struct IoOptions {
   StringArena* strings = nullptr;
 };
 
+// "array 'path'" ('/' for the root), as errors name arrays.
+std::string ArrayName(const std::string& path);
+
 class Array {
  public:
   // Opens `path` ("" is the store root): zarr.json (v3) or .zarray (v2). Arrays of one store
