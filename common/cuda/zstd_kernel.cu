@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cuda/atomic>
 
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/zstd_kernel.h"
@@ -24,9 +23,7 @@ constexpr int kSplitThreads = 32;  // few tasks an SM: the split of a task is se
 // The entropy kernel's warps keep BlockTables (about 8.3 KiB) in shared memory: two a block, and
 // as many blocks an SM as shared memory holds.
 constexpr int kEntropyWarps = 2;
-constexpr int kOrderThreads = 1024;
 constexpr int kExecuteWarps = 4;
-constexpr int kFinishWarps = 4;
 // Frames of more blocks than a task's split holds (zstd_blocks.h) are decoded whole, a warp a
 // frame, by these warps.
 constexpr int kWholeFrameWarps = 8;
@@ -35,8 +32,7 @@ __host__ __device__ constexpr uint64_t Align(uint64_t n, uint64_t to = 256) {
   return (n + to - 1) / to * to;
 }
 
-// A block of the batch: for the entropy kernel, one to entropy-decode; for the execute kernel,
-// one to execute (in the order of the tasks and of their blocks).
+// A block of the batch whose entropy the entropy kernel decodes: task and block index.
 struct WorkItem {
   uint32_t task;
   uint32_t block;
@@ -63,10 +59,8 @@ __host__ __device__ uint64_t TaskRegion(uint64_t dst_size) {
 
 struct Header {
   uint32_t work_count;
-  uint32_t room;           // the scratch holds the tasks
-  uint32_t execute_count;  // blocks to execute (the order kernel's work list)
-  uint32_t execute_next;   // the next of them a warp takes
-  uint64_t workspaces;     // the whole-frame warps' ZstdWorkspace
+  uint32_t room;        // the scratch holds the tasks
+  uint64_t workspaces;  // the whole-frame warps' ZstdWorkspace
 };
 
 // One block of threads: lays out every task's share of the scratch (prefix sums of their block
@@ -175,100 +169,18 @@ __global__ void __launch_bounds__(32 * kEntropyWarps, 24 / kEntropyWarps)
   }
 }
 
-// One block of threads, after the entropy kernel: plans each task's execution (PlanExecution) and
-// lists the blocks to execute in the order of the tasks and of their blocks, so that a warp that
-// takes a block from the list finds every earlier block of its task taken by a running warp.
-__global__ void __launch_bounds__(kOrderThreads)
-    ZstdOrderKernel(const DecodeTask* tasks, int n, uint8_t* scratch) {
-  __shared__ uint32_t firsts[kOrderThreads];
-  const int per = (n + kOrderThreads - 1) / kOrderThreads;
-  const int first = min(n, static_cast<int>(threadIdx.x) * per), last = min(n, first + per);
-  TaskSplit* splits = Splits(scratch);
-  uint32_t count = 0;
-  for (int t = first; t < last; ++t) {
-    TaskSplit& s = splits[t];
-    s.runnable = decode::zstd::PlanExecution(s, tasks[t].dst_size);
-    count += s.runnable;
-  }
-  firsts[threadIdx.x] = count;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint32_t sum = 0;
-    for (int i = 0; i < kOrderThreads; ++i) {
-      const uint32_t c = firsts[i];
-      firsts[i] = sum;
-      sum += c;
-    }
-    auto* h = reinterpret_cast<Header*>(scratch);
-    h->execute_count = sum;
-    h->execute_next = 0;
-  }
-  __syncthreads();
-  WorkItem* work = Work(scratch, n);
-  uint32_t at = firsts[threadIdx.x];
-  for (int t = first; t < last; ++t) {
-    for (uint32_t b = 0; b < splits[t].runnable; ++b) work[at++] = {uint32_t(t), b};
-  }
-}
-
-// The blocks' progress words in GPU memory, read and written at device scope.
-struct DeviceAtomics {
-  __device__ uint32_t Load(uint32_t* word) const {
-    return ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>(*word).load(
-        ::cuda::memory_order_acquire);
-  }
-  __device__ void Store(uint32_t* word, uint32_t value, const Lanes& lanes) const {
-    __threadfence();  // each lane's writes before the word
-    lanes.Sync();
-    if (lanes.Leader()) {
-      ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>(*word).store(
-          value, ::cuda::memory_order_release);
-    }
-  }
-  __device__ void Fence() const { __threadfence(); }
-  __device__ void Pause() const { __nanosleep(200); }
-};
-
-// Warps take blocks from the order kernel's list in turn and execute them at once; a batch whose
-// matches reach into an earlier block of its task waits for those bytes (BlockProgress). Every
-// block a warp waits for was taken earlier by a warp that runs, so the waits end.
+// A warp a task: executes its blocks in order.
 __global__ void __launch_bounds__(32 * kExecuteWarps)
-    ZstdExecuteKernel(const DecodeTask* tasks, int n, uint8_t* scratch) {
+    ZstdExecuteKernel(DecodeTask* tasks, int n, uint8_t* scratch) {
   __shared__ SequenceBatch batches[kExecuteWarps];
-  const Lanes lanes{threadIdx.x % 32, 32};
-  auto* h = reinterpret_cast<Header*>(scratch);
-  const uint32_t count = h->execute_count;
-  const WorkItem* work = Work(scratch, n);
-  TaskSplit* splits = Splits(scratch);
-  for (;;) {
-    uint32_t w = 0;
-    if (lanes.Leader()) w = atomicAdd(&h->execute_next, 1u);
-    w = uint32_t(lanes.Broadcast(uint64_t(w)));
-    if (w >= count) return;  // whole warps leave together
-    const WorkItem item = work[w];
-    const TaskSplit& s = splits[item.task];
-    const DecodeTask task = tasks[item.task];
-    const decode::zstd::BlockProgress<DeviceAtomics> progress{s.blocks, item.block, {}};
-    const DecodeError e =
-        decode::zstd::ExecuteBlock(task.src, s, item.block, task.dst, task.dst_size,
-                                   batches + threadIdx.x / 32, lanes, progress);
-    SplitBlock& b = s.blocks[item.block];
-    if (e != DecodeError::kOk && lanes.Leader()) b.error = e;
-    progress.Publish(e == DecodeError::kOk ? uint32_t(b.out_size) : decode::zstd::kBlockFailed,
-                     lanes);
-  }
-}
-
-// A warp a task, after its blocks executed: its frames' checks, error and bytes written.
-__global__ void __launch_bounds__(32 * kFinishWarps)
-    ZstdFinishKernel(DecodeTask* tasks, int n, uint8_t* scratch) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (t >= n) return;  // whole warps leave together
   const Lanes lanes{threadIdx.x % 32, 32};
   const DecodeTask task = tasks[t];
+  const TaskSplit s = Splits(scratch)[t];
   uint64_t written = 0;
-  const DecodeError e =
-      decode::zstd::FinishTask(Splits(scratch)[t], task.dst, task.dst_size, &written, lanes);
+  const DecodeError e = decode::zstd::ExecuteTask(task.src, s, task.dst, task.dst_size, &written,
+                                                  batches + threadIdx.x / 32, lanes);
   if (lanes.Leader()) {
     tasks[t].written = written;
     tasks[t].error = e;
@@ -297,18 +209,6 @@ __global__ void __launch_bounds__(32 * kWholeFrameWarps)
     }
     lanes.Sync();
   }
-}
-
-// Warps of the execute kernel that run at once: each takes blocks until none are left.
-int ExecuteBlocks() {
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ZstdExecuteKernel, 32 * kExecuteWarps,
-                                                    0) != cudaSuccess) {
-    return 1024;
-  }
-  return std::max(1, sms * per_sm);
 }
 
 int EntropyWarps() {
@@ -353,9 +253,7 @@ Status LaunchZstdDecode(DecodeTask* tasks, int n, ZstdScratch scratch, cudaStrea
       tasks, n, scratch.data);
   ZstdEntropyKernel<<<entropy_blocks, 32 * kEntropyWarps, 0, stream>>>(
       tasks, n, scratch.data, entropy_blocks * kEntropyWarps);
-  ZstdOrderKernel<<<1, kOrderThreads, 0, stream>>>(tasks, n, scratch.data);
-  ZstdExecuteKernel<<<ExecuteBlocks(), 32 * kExecuteWarps, 0, stream>>>(tasks, n, scratch.data);
-  ZstdFinishKernel<<<(n + kFinishWarps - 1) / kFinishWarps, 32 * kFinishWarps, 0, stream>>>(
+  ZstdExecuteKernel<<<(n + kExecuteWarps - 1) / kExecuteWarps, 32 * kExecuteWarps, 0, stream>>>(
       tasks, n, scratch.data);
   ZstdWholeFrameKernel<<<1, 32 * kWholeFrameWarps, 0, stream>>>(tasks, n, scratch.data);
   return CudaStatus(cudaGetLastError(), "zstd decode kernel launch");

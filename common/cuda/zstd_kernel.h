@@ -1,21 +1,16 @@
 // Batched zstd decoding on the GPU with the block-parallel core of common/decode/zstd_blocks.h,
-// seven kernels a launch on one stream:
+// five kernels a launch on one stream:
 //   plan     one block: each task's share of the scratch (prefix sums over the tasks);
 //   split    a thread a task: frame, block and section headers (zstd_block_split.h), the
 //            task's compressed blocks queued on a work list;
 //   entropy  a warp a compressed block, warps taking blocks from the work list in turn: tables,
 //            literals and raw sequences (zstd_block_entropy.h), BlockTables in shared memory;
-//   order    one block: each block's output start and starting repeat offsets (PlanExecution),
-//            and a list of the blocks to execute in the order of the tasks and their blocks;
-//   execute  a warp a block, warps taking blocks from that list in turn and executing them at
-//            once (zstd_block_execute.h, a SequenceBatch in shared memory); a batch whose
-//            matches reach into an earlier block waits until that block has published those
-//            bytes as final;
-//   finish   a warp a task: its frames' content size and checksum, its first error;
+//   execute  a warp a task: its blocks in order (zstd_block_execute.h), a SequenceBatch in
+//            shared memory;
 //   whole    the tasks whose frames have more blocks than their split holds (kUnsupported
 //            there), a warp a task decoding them frame by frame (zstd_decode.h).
-// So the blocks of all frames are entropy-decoded at once and executed at once, waiting for
-// each other only where a match reaches across blocks; no step is serial over a task.
+// So the blocks of all frames are entropy-decoded at once, and a frame's serial part is its
+// execution, 32 sequences at a time.
 #pragma once
 
 #include <cuda_runtime.h>

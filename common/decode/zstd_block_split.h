@@ -64,22 +64,13 @@ struct SplitBlock {
   uint64_t seq_place;  // of the sequences in the task's region
   uint64_t content_size;
   uint32_t checksum;
-  // Set by the entropy step: the block's output bytes, whether its decoding failed (then by the
-  // execute step: whether its execution did), and the repeat offsets after it as SymbolicOffset
-  // leaves them.
+  // Set by the entropy step: the block's output bytes, whether its decoding failed, and the
+  // repeat offsets after it as SymbolicOffset leaves them.
   uint64_t out_size;
   DecodeError error;
   uint32_t rep[3];
   uint32_t rep_tag[3];
-  // Set by PlanExecution (zstd_block_execute.h): where the block's output and its frame's start
-  // in the task's output, the repeat offsets it starts with, and while blocks execute at once
-  // how many of its output bytes are final (kBlockFailed: its execution failed).
-  uint64_t out_start;
-  uint64_t frame_start;
-  uint32_t rep_start[3];
-  uint32_t progress;
 };
-constexpr uint32_t kBlockFailed = 0x80000000u;
 
 // One task's share of the scratch memory and the split's result.
 struct TaskSplit {
@@ -89,7 +80,6 @@ struct TaskSplit {
   uint8_t* region = nullptr;
   uint64_t region_size = 0;
   DecodeError error = DecodeError::kOk;  // where the split stopped after `count` blocks
-  uint32_t runnable = 0;                 // blocks to execute (PlanExecution)
 };
 
 // A task decoding to dst_size bytes gets room for this many blocks (blocks of 1 KiB, the least

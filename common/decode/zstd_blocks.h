@@ -9,12 +9,11 @@
 //   2. entropy (zstd_block_entropy.h), per compressed block, independent of the others: tables,
 //      literals and sequences into the block's places, offsets that repeat those of earlier
 //      blocks kept symbolic (SymbolicOffset).
-//   3. execute (zstd_block_execute.h): a plan per task gives each block its output's start and
-//      the repeat offsets it starts with; then per block (here in order, on the GPU at once,
-//      waiting where a match reaches into an earlier block) a lane a sequence makes its offset
-//      concrete, prefix sums across the lanes place and check a batch, the lanes execute it;
-//      then per task the frames' content size and checksum checks. No step is serial per
-//      sequence but the entropy step's bit stream.
+//   3. execute (zstd_block_execute.h), per task: the blocks in order, each starting with the
+//      repeat offsets the one before left; a lane a sequence makes its offset concrete, prefix
+//      sums across the lanes place and check a batch, the lanes execute it; then the frames'
+//      content size and checksum checks. No step is serial per sequence but the entropy step's
+//      bit stream.
 //
 // Errors: the first in the order of the input (a block's entropy error counts when execution
 // reaches the block). The split's lower bound of the output (literals and 3 bytes a sequence)
