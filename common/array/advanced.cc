@@ -7,6 +7,7 @@
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
+#include "common/array/thread_buffers.h"
 #include "common/kvstore/store_handle.h"
 #include "common/util/strided_copy.h"
 
@@ -145,11 +146,6 @@ void ForEachElement(const std::vector<const AxisGroup*>& groups, int64_t base, F
   }
 }
 
-Bytes& Buffer(int which) {
-  thread_local Bytes buffers[2];
-  return buffers[which];
-}
-
 }  // namespace
 
 Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_size,
@@ -178,7 +174,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
         std::vector<int64_t> index;
         const auto groups = ChunkGroups(plan, sel, n, &index);
         const std::string key = ChunkStoreKey(*m, index);
-        Bytes& encoded = Buffer(0);
+        Bytes& encoded = ThreadBuffer(0);
         auto found = store_->GetBounded(key, m->max_encoded_chunk_bytes(), &encoded);
         if (!found.ok()) return Context(found.status(), key);
         if (!*found) {
@@ -187,7 +183,7 @@ Status Array::ReadAdvanced(const ResolvedAdvanced& sel, void* out, size_t out_si
           ForEachElement(groups, 0, [&](int64_t, int64_t r) { std::memcpy(result + r, fill, es); });
           return OkStatus();
         }
-        Bytes& chunk = Buffer(1);
+        Bytes& chunk = ThreadBuffer(1);
         chunk.resize(spec.num_bytes());
         ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Decode(spec, encoded, chunk.data()), key));
         GlobalEngineStats().chunks_decoded.fetch_add(1, std::memory_order_relaxed);
@@ -226,27 +222,12 @@ Status Array::WriteAdvanced(const ResolvedAdvanced& sel, const void* in, size_t 
         const auto groups = ChunkGroups(plan, sel, n, &index);
         const std::string key = ChunkStoreKey(*m, index);
         auto lock = store_.key_locks().Lock(key);
-        Bytes& chunk = Buffer(1);
+        Bytes& chunk = ThreadBuffer(1);
         chunk.resize(spec.num_bytes());
-        Bytes& old = Buffer(0);
-        auto found = store_->GetBounded(key, m->max_encoded_chunk_bytes(), &old);
-        if (!found.ok()) return Context(found.status(), key);
-        if (*found) {
-          ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Decode(spec, old, chunk.data()), key));
-        } else {
-          const auto strides = COrderStrides(spec.shape, es);
-          StridedFill(chunk.data(), strides.data(), spec.shape.data(), spec.shape.size(),
-                      m->fill_value.data(), es);
-        }
+        ZARRD_RETURN_IF_ERROR(LoadChunk(*m, spec, key, ThreadBuffer(0), chunk.data()));
         ForEachElement(groups, plan.fixed_off,
                        [&](int64_t c, int64_t r) { std::memcpy(chunk.data() + c, input + r, es); });
-        if (AllFill(chunk.data(), chunk.size() / es, m->fill_value, m->dtype)) {
-          return Context(store_->Delete(key), key);
-        }
-        Bytes& encoded = Buffer(0);
-        ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Encode(spec, chunk.data(), &encoded), key));
-        GlobalEngineStats().chunks_encoded.fetch_add(1, std::memory_order_relaxed);
-        return Context(store_->Set(key, encoded), key);
+        return StoreChunk(*m, spec, key, chunk, ThreadBuffer(0));
       },
       options.cancelled);
 }

@@ -118,6 +118,14 @@ class Array {
   // "array 'a' chunk 'a/c/0/1'": what errors about a chunk are said of.
   std::string ChunkName(const std::string& key) const;
   Status Context(const Status& status, const std::string& key) const;
+  // The values of chunk `key` before a write changes part of them: decoded into `chunk` (through
+  // `encoded`), or the fill value where the chunk is absent.
+  Status LoadChunk(const ArrayMetadata& m, const ChunkSpec& spec, const std::string& key,
+                   Bytes& encoded, uint8_t* chunk) const;
+  // Stores chunk `key` after a write changed it (`chunk`, decoded): deletes it when every element
+  // is the fill value, else encodes it into `encoded` and sets it.
+  Status StoreChunk(const ArrayMetadata& m, const ChunkSpec& spec, const std::string& key,
+                    const Bytes& chunk, Bytes& encoded) const;
   // m.chunk_spec() with the request's string arena; INVALID_ARGUMENT for a string array
   // without one.
   Result<ChunkSpec> EngineSpec(const ArrayMetadata& m, const IoOptions& options) const;

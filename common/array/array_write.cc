@@ -49,32 +49,37 @@ Status Array::WriteFromSource(const ResolvedSelection& sel, ChunkSource& source,
         auto parts = chunks.Parts(n);
         const std::string key = ChunkStoreKey(*m, chunks.ChunkIndex(parts));
         const Placement p = chunks.Place(parts);
-        const size_t rank = p.counts.size();
         auto lock = store_.key_locks().Lock(key);
         Bytes& chunk = ThreadBuffer(1);
         chunk.resize(spec.num_bytes());
         if (!p.covers_chunk) {
-          Bytes& old = ThreadBuffer(0);
-          auto found = store_->GetBounded(key, m->max_encoded_chunk_bytes(), &old);
-          if (!found.ok()) return Context(found.status(), key);
-          if (*found) {
-            ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Decode(spec, old, chunk.data()), key));
-          } else {
-            auto strides = COrderStrides(spec.shape, es);
-            StridedFill(chunk.data(), strides.data(), spec.shape.data(), rank, m->fill_value.data(),
-                        es);
-          }
+          ZARRD_RETURN_IF_ERROR(LoadChunk(*m, spec, key, ThreadBuffer(0), chunk.data()));
         }
         ZARRD_RETURN_IF_ERROR(Context(source.Gather(p, chunk.data()), key));
-        if (AllFill(chunk.data(), chunk.size() / es, m->fill_value, m->dtype)) {
-          return Context(store_->Delete(key), key);
-        }
-        Bytes& encoded = ThreadBuffer(2);
-        ZARRD_RETURN_IF_ERROR(Context(m->codec_chain->Encode(spec, chunk.data(), &encoded), key));
-        GlobalEngineStats().chunks_encoded.fetch_add(1, std::memory_order_relaxed);
-        return Context(store_->Set(key, encoded), key);
+        return StoreChunk(*m, spec, key, chunk, ThreadBuffer(2));
       },
       options.cancelled);
+}
+
+Status Array::LoadChunk(const ArrayMetadata& m, const ChunkSpec& spec, const std::string& key,
+                        Bytes& encoded, uint8_t* chunk) const {
+  auto found = store_->GetBounded(key, m.max_encoded_chunk_bytes(), &encoded);
+  if (!found.ok()) return Context(found.status(), key);
+  if (*found) return Context(m.codec_chain->Decode(spec, encoded, chunk), key);
+  const size_t es = ItemSize(m.dtype);
+  const auto strides = COrderStrides(spec.shape, es);
+  StridedFill(chunk, strides.data(), spec.shape.data(), spec.shape.size(), m.fill_value.data(), es);
+  return OkStatus();
+}
+
+Status Array::StoreChunk(const ArrayMetadata& m, const ChunkSpec& spec, const std::string& key,
+                         const Bytes& chunk, Bytes& encoded) const {
+  if (AllFill(chunk.data(), chunk.size() / ItemSize(m.dtype), m.fill_value, m.dtype)) {
+    return Context(store_->Delete(key), key);
+  }
+  ZARRD_RETURN_IF_ERROR(Context(m.codec_chain->Encode(spec, chunk.data(), &encoded), key));
+  GlobalEngineStats().chunks_encoded.fetch_add(1, std::memory_order_relaxed);
+  return Context(store_->Set(key, encoded), key);
 }
 
 Result<Array::ChunkEdits> Array::PlanTrim(const ArrayMetadata& m,
