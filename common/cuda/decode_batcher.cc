@@ -30,10 +30,8 @@ Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::Encod
 }
 
 bool DecodeBatcher::WouldWait() const {
-  StagingPool& batches = staging_.batch_pool();
-  if (batches.QueuedSlots() >= kQueuedForCpus) return true;
   // Not under mutex_: a thread opening a batch holds it while it waits for a slot.
-  return !accepting_.load(std::memory_order_relaxed) && !batches.HasIdleSlot();
+  return !accepting_.load(std::memory_order_relaxed) && !staging_.batch_pool().HasIdleSlot();
 }
 
 Status DecodeBatcher::AddDevice(const Placement& p, const DeviceValue& encoded,

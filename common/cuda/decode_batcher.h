@@ -38,9 +38,8 @@ class DecodeBatcher {
   // A read of at most `num_chunks` chunks begins.
   void Start(size_t num_chunks);
   // Whether a chunk handed over now would wait for the GPU: no batch is open and no batch slot is
-  // idle, or kQueuedForCpus batches are queued on the GPU already.
+  // idle.
   bool WouldWait() const;
-  static constexpr size_t kQueuedForCpus = 2;
   // Copies `encoded` into the open batch (the caller may reuse its buffer at once).
   Status Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk);
   // Adds a chunk already in GPU memory of this device: decoded from where it is, kept alive

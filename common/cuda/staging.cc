@@ -89,13 +89,6 @@ bool StagingPool::HasIdleSlot() const {
   return slots_.size() < max_slots_ || (!free_.empty() && Idle(free_.front()));
 }
 
-size_t StagingPool::QueuedSlots() const {
-  std::lock_guard lock(mutex_);
-  size_t queued = 0;
-  for (const StagingSlot* slot : free_) queued += !Idle(slot);
-  return queued;
-}
-
 Status StagingPool::Grow(StagingSlot* slot, size_t pinned_bytes, size_t scratch_bytes) {
   if (slot->pinned_bytes < pinned_bytes) {
     const size_t size = GrownSize(pinned_bytes);

@@ -48,8 +48,6 @@ class StagingPool {
   Result<StagingSlot*> Acquire(size_t pinned_bytes, size_t scratch_bytes);
   // Whether Acquire would return without waiting for queued work.
   bool HasIdleSlot() const;
-  // Slots given back whose queued work has not finished.
-  size_t QueuedSlots() const;
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
