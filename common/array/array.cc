@@ -1,6 +1,6 @@
 #include "common/array/array.h"
 
-#include <cstring>
+#include <algorithm>
 #include <map>
 
 #include "common/array/engine_stats.h"

@@ -1,20 +1,15 @@
 // Array's writes: chunks read, modified and re-encoded in parallel (WriteFromSource), and the
 // resize that trims chunks past the new shape.
-#include <cstring>
-#include <map>
+#include <algorithm>
 
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
 #include "common/array/thread_buffers.h"
 #include "common/index/chunk_selection.h"
 #include "common/kvstore/store_handle.h"
-#include "common/metadata/json_document.h"
-#include "common/metadata/node_lifecycle.h"
 #include "common/util/strided_copy.h"
 
 namespace zarrd {
-
-using nlohmann::json;
 
 Status Array::Write(const Selection& selection, const void* in, size_t in_size,
                     const IoOptions& options) {
