@@ -20,6 +20,7 @@
 #include "bench/reference_array.h"
 #include "common/array/engine_stats.h"
 #include "common/cuda/device_sink.h"
+#include "common/cuda/host_copy.h"
 
 namespace zarrd::bench {
 namespace {
@@ -131,19 +132,26 @@ int Main(int argc, char** argv) {
     const double host_cpu =
         best_of([&] { Check((*array)->Read({}, back.data(), kTotal, {.pool = &pool})); });
     std::printf("  whole array to HOST, CPU decode: %7.2f GB/s\n", kTotal / host_cpu / 1e9);
-    for (uint8_t* to : {back.data(), pinned}) {
+    // zarrd's copy back (CopyToHost: parts through pinned staging, a thread of the pool each)
+    // beside one cudaMemcpy into pageable and into pinned memory.
+    for (const char* how : {"pageable", "pinned", "zarrd"}) {
+      uint8_t* to = std::string(how) == "pinned" ? pinned : back.data();
+      std::memset(to, 0, kTotal);
       const double t = best_of([&] {
         Check(read(GpuDecodeMode::kAlways, all));
-        CheckCuda(cudaMemcpy(to, dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+        if (std::string(how) == "zarrd") {
+          Check(cuda::CopyToHost(staging, dev, {to, kTotal}, pool));
+        } else {
+          CheckCuda(cudaMemcpy(to, dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
+        }
       });
       const bool equal = std::memcmp(to, host.data(), kTotal) == 0;
-      std::printf("  whole array to HOST, GPU decode + copy to %-8s: %7.2f GB/s%s\n",
-                  to == pinned ? "pinned" : "pageable", kTotal / t / 1e9,
-                  equal ? "" : "  VALUES DIFFER");
+      std::printf("  whole array to HOST, GPU decode + copy back (%-8s): %7.2f GB/s%s\n", how,
+                  kTotal / t / 1e9, equal ? "" : "  VALUES DIFFER");
     }
     CheckCuda(cudaFreeHost(pinned), "cudaFreeHost");
     // DEVICE results decoded on the CPUs and on the GPU; HOST results (pageable) read by the CPUs
-    // and decoded on the GPU then copied back.
+    // and decoded on the GPU then copied back by CopyToHost.
     std::printf("  %6s %12s %12s %8s %12s %12s %8s\n", "chunks", "CPU us", "GPU us", "GPU/CPU",
                 "HOST CPU us", "HOST GPU us", "GPU/CPU");
     for (size_t n = 1; n <= 1024; n *= 4) {
@@ -155,7 +163,7 @@ int Main(int argc, char** argv) {
           [&] { Check((*array)->ReadResolved(sel, back.data(), nbytes, {.pool = &pool})); },
           [&] {
             Check(read(GpuDecodeMode::kAlways, sel));
-            CheckCuda(cudaMemcpy(back.data(), dev, nbytes, cudaMemcpyDeviceToHost), "d2h");
+            Check(cuda::CopyToHost(staging, dev, {back.data(), nbytes}, pool));
           }};
       double median[4];
       for (int m = 0; m < 4; ++m) {

@@ -89,10 +89,10 @@ class DeviceBackend {
   using HostGather = std::function<Status(MutableByteView)>;
   virtual Result<DeviceResult> Upload(uint64_t nbytes, const DeviceReadTarget& target,
                                       const HostGather& gather) = 0;
-  // A HOST result decoded on the GPU and copied back into `out` (its nbytes), when `gpu_decode`
-  // (the array's override, else the server's mode) is "always" and the chain is one the GPU
-  // decodes: true when done; false, with `out` untouched, otherwise (no device, another mode or
-  // chain, no pool room for the result), so the CPUs read it.
+  // A HOST result decoded on the GPU and copied back into `out` (its nbytes), when the policy
+  // (`gpu_decode`, the array's override, else the server's) sends the read there, as for a
+  // DEVICE result: true when done; false, with `out` untouched, otherwise (no device, a chain or
+  // a read the policy leaves on the CPUs, no pool room for the result), so the CPUs read it.
   virtual Result<bool> ReadToHost(const Array& array, const ResolvedSelection& selection,
                                   MutableByteView out, std::optional<GpuDecodeMode> gpu_decode,
                                   const IoOptions& io) = 0;

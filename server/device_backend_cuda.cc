@@ -12,6 +12,7 @@
 #include "common/cuda/device_pool.h"
 #include "common/cuda/device_sink.h"
 #include "common/cuda/device_source.h"
+#include "common/cuda/host_copy.h"
 #include "common/cuda/ipc.h"
 #include "common/cuda/ready_events.h"
 #include "common/cuda/staging.h"
@@ -134,20 +135,15 @@ class CudaDeviceBackend final : public DeviceBackend {
                           const IoOptions& io) override {
     GpuDecodePolicy policy = gpu_decode_;
     if (gpu_decode) policy.mode = *gpu_decode;
-    // Only when asked: the copy back into pageable memory made the whole of R1 no faster than
-    // the CPUs (bench/RESULTS.md, session 18), but it spares them.
-    if (policy.mode != GpuDecodeMode::kAlways) return false;
-    if (devices_.empty() || out.empty() || !array.HasGpuChain()) return false;
+    if (devices_.empty() || out.empty() || !array.DecodesOnGpu(selection, policy)) return false;
     Device& device = *devices_.front();
     auto allocation = device.pool->Allocate(out.size());
     if (!allocation.ok()) return false;
     cu::DeviceSink sink(*device.staging, (*allocation)->data(), ItemSize(array.metadata()->dtype),
                         nullptr, policy);
     ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
-    ZARRD_RETURN_IF_ERROR(cu::UseDevice(device.info.ordinal));
-    ZARRD_RETURN_IF_ERROR(cu::CudaStatus(
-        cudaMemcpy(out.data(), (*allocation)->data(), out.size(), cudaMemcpyDeviceToHost),
-        "copy of a HOST result decoded on the GPU"));
+    ZARRD_RETURN_IF_ERROR(cu::CopyToHost(*device.staging, (*allocation)->data(), out,
+                                         io.pool ? *io.pool : ThreadPool::Default(), io.cancelled));
     return true;
   }
 

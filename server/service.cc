@@ -144,6 +144,17 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
           state_.metrics->BytesRead("device", nbytes);
           return OkStatus();
         }
+        // Reads the GPU decodes under the policy go there and come back
+        // (DeviceBackend::ReadToHost).
+        auto read_host = [&](MutableByteView view) -> Status {
+          if (!read.advanced) {
+            ZARRD_ASSIGN_OR_RETURN(
+                bool on_gpu,
+                state_.devices->ReadToHost(*read.array, read.selection, view, read.gpu_decode, io));
+            if (on_gpu) return OkStatus();
+          }
+          return read.ReadInto(view.data(), view.size(), io);
+        };
         if (req->has_host_region()) {
           const auto& target = req->host_region();
           if (target.nbytes() != nbytes) {
@@ -151,9 +162,8 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                    ", the result has " + std::to_string(nbytes));
           }
           io.result_shared = true;
-          ZARRD_RETURN_IF_ERROR(state_.host_regions.Use(
-              target.region_id(), target.offset(), nbytes,
-              [&](MutableByteView view) { return read.ReadInto(view.data(), view.size(), io); }));
+          ZARRD_RETURN_IF_ERROR(
+              state_.host_regions.Use(target.region_id(), target.offset(), nbytes, read_host));
           state_.metrics->BytesRead("host", nbytes);
           return OkStatus();
         }
@@ -162,16 +172,7 @@ grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
         }
         std::string* data = resp->mutable_data();
         data->resize(nbytes);
-        // With gpu_decode "always", chains the GPU decodes are decoded there and copied back.
-        bool on_gpu = false;
-        if (!read.advanced) {
-          ZARRD_ASSIGN_OR_RETURN(
-              on_gpu,
-              state_.devices->ReadToHost(*read.array, read.selection,
-                                         {reinterpret_cast<uint8_t*>(data->data()), data->size()},
-                                         read.gpu_decode, io));
-        }
-        if (!on_gpu) ZARRD_RETURN_IF_ERROR(read.ReadInto(data->data(), data->size(), io));
+        ZARRD_RETURN_IF_ERROR(read_host({reinterpret_cast<uint8_t*>(data->data()), data->size()}));
         state_.metrics->BytesRead("host", nbytes);
         return OkStatus();
       }));

@@ -348,10 +348,15 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
       options.cancelled, [&] { return sink.LeaveThread(); });
 }
 
-bool Array::HasGpuChain() const {
+bool Array::DecodesOnGpu(const ResolvedSelection& selection, const GpuDecodePolicy& policy) const {
   auto m = metadata();
   const PartialDecoder* partial = m->codec_chain->partial_decoder();
-  return PlanGpuChain(partial ? partial->part_codecs() : *m->codec_chain, m->dtype).has_value();
+  const std::optional<GpuChain> gpu =
+      PlanGpuChain(partial ? partial->part_codecs() : *m->codec_chain, m->dtype);
+  if (!gpu || selection.dims.size() != m->rank()) return false;
+  const ChunkSelection chunks(selection, partial ? partial->part_shape() : m->chunk_shape,
+                              ItemSize(m->dtype));
+  return policy.Use(chunks.num_chunks(), gpu->kind);
 }
 
 std::optional<GpuChain> Array::GpuChainFor(const CodecChain& codecs, DataType dtype,

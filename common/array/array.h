@@ -55,8 +55,10 @@ class Array {
   // Reads an already resolved selection (e.g. one band of a streamed result).
   Status ReadResolved(const ResolvedSelection& selection, void* out, size_t out_size,
                       const IoOptions& options = {}) const;
-  // Whether its chunks' chain (a shard's inner chunks') is one the GPU decodes (PlanGpuChain).
-  bool HasGpuChain() const;
+  // Whether a read of `selection` sends its chunks (a shard's inner chunks) to the GPU under
+  // `policy`: their chain is one the GPU decodes (PlanGpuChain) and the policy takes a read of
+  // that many chunks.
+  bool DecodesOnGpu(const ResolvedSelection& selection, const GpuDecodePolicy& policy) const;
   // Reads an already resolved selection chunk by chunk into `sink` (e.g. GPU memory); calls
   // sink.Finish() before returning.
   Status ReadToSink(const ResolvedSelection& selection, ChunkSink& sink,

@@ -209,6 +209,44 @@ TEST(Array, SingleInnerChunkReadFetchesOnlyItsBytes) {
   EXPECT_EQ(counting->bytes_read.load(), 64u * 16 + 4 + 256);
 }
 
+// Which reads go to the GPU: chains it decodes, and under auto, reads of at least min_chunks
+// chunks (a shard's inner chunks counted) of the families auto takes.
+TEST(Array, DecodesOnGpuCountsTheChunksARead) {
+  auto store = StoreHandle(MakeMemoryStore());
+  const json gzip = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},
+                                    {"name":"gzip","configuration":{"level":1}}])");
+  const json raw = json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}}])");
+  const json sharded = json::parse(R"([{"name":"sharding_indexed","configuration":{
+      "chunk_shape":[5,5],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+      {"name":"zstd","configuration":{"level":1}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}])");
+  auto zstd_array = *Array::Create(store, "z", V3Meta({40, 40}, {10, 10}, kZstd));
+  auto gzip_array = *Array::Create(store, "g", V3Meta({40, 40}, {10, 10}, gzip));
+  auto raw_array = *Array::Create(store, "r", V3Meta({40, 40}, {10, 10}, raw));
+  auto shard_array = *Array::Create(store, "s", V3Meta({40, 40}, {20, 20}, sharded));
+  const std::vector<int64_t> shape = {40, 40};
+  const auto all = *ResolveSelection({}, shape);                              // 16 chunks of 10x10
+  const auto band = *ResolveSelection(*ParseSelection("5:15, 0:20"), shape);  // 2 x 2 of them
+  auto policy = [](GpuDecodeMode mode, size_t min_chunks) {
+    return GpuDecodePolicy{.mode = mode, .min_chunks = min_chunks};
+  };
+  EXPECT_TRUE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 16)));
+  EXPECT_FALSE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 17)));
+  EXPECT_TRUE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 4)));
+  EXPECT_FALSE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 5)));
+  EXPECT_TRUE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAlways, 1024)));
+  EXPECT_FALSE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kNever, 1)));
+  // gzip only when always; a chain without a compressor never.
+  EXPECT_FALSE(gzip_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 1)));
+  EXPECT_TRUE(gzip_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
+  EXPECT_FALSE(raw_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
+  // 64 inner chunks of 5x5 in 4 shards; the band covers 2 x 4 of them.
+  EXPECT_TRUE(shard_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 64)));
+  EXPECT_FALSE(shard_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 65)));
+  EXPECT_TRUE(shard_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 8)));
+  EXPECT_FALSE(shard_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 9)));
+}
+
 TEST(Array, ConcurrentWritersOfDisjointPartsLoseNothing) {
   for (bool sharded : {false, true}) {
     SCOPED_TRACE(sharded);
