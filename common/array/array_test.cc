@@ -230,10 +230,14 @@ TEST(Array, DecodesOnGpuCountsTheChunksARead) {
   auto policy = [](GpuDecodeMode mode, size_t min_chunks) {
     return GpuDecodePolicy{.mode = mode, .min_chunks = min_chunks};
   };
-  EXPECT_TRUE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 16)));
-  EXPECT_FALSE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 17)));
-  EXPECT_TRUE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 4)));
-  EXPECT_FALSE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 5)));
+  // Whether auto sends the read to the GPU from `chunks` chunks on and not from one more.
+  auto auto_takes_exactly = [&](const auto& array, const ResolvedSelection& selection,
+                                size_t chunks) {
+    return array->DecodesOnGpu(selection, policy(GpuDecodeMode::kAuto, chunks)) &&
+           !array->DecodesOnGpu(selection, policy(GpuDecodeMode::kAuto, chunks + 1));
+  };
+  EXPECT_TRUE(auto_takes_exactly(zstd_array, all, 16));
+  EXPECT_TRUE(auto_takes_exactly(zstd_array, band, 4));
   EXPECT_TRUE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAlways, 1024)));
   EXPECT_FALSE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kNever, 1)));
   // gzip only when always; a chain without a compressor never.
@@ -241,10 +245,8 @@ TEST(Array, DecodesOnGpuCountsTheChunksARead) {
   EXPECT_TRUE(gzip_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
   EXPECT_FALSE(raw_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
   // 64 inner chunks of 5x5 in 4 shards; the band covers 2 x 4 of them.
-  EXPECT_TRUE(shard_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 64)));
-  EXPECT_FALSE(shard_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 65)));
-  EXPECT_TRUE(shard_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 8)));
-  EXPECT_FALSE(shard_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAuto, 9)));
+  EXPECT_TRUE(auto_takes_exactly(shard_array, all, 64));
+  EXPECT_TRUE(auto_takes_exactly(shard_array, band, 8));
 }
 
 TEST(Array, ConcurrentWritersOfDisjointPartsLoseNothing) {
