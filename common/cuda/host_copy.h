@@ -6,6 +6,8 @@
 // session 18).
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/cuda/staging.h"
