@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -134,20 +135,20 @@ int Main(int argc, char** argv) {
     std::printf("  whole array to HOST, CPU decode: %7.2f GB/s\n", kTotal / host_cpu / 1e9);
     // zarrd's copy back (CopyToHost: parts through pinned staging, a thread of the pool each)
     // beside one cudaMemcpy into pageable and into pinned memory.
-    for (const char* how : {"pageable", "pinned", "zarrd"}) {
-      uint8_t* to = std::string(how) == "pinned" ? pinned : back.data();
+    for (std::string_view how : {"pageable", "pinned", "zarrd"}) {
+      uint8_t* to = how == "pinned" ? pinned : back.data();
       std::memset(to, 0, kTotal);
       const double t = best_of([&] {
         Check(read(GpuDecodeMode::kAlways, all));
-        if (std::string(how) == "zarrd") {
+        if (how == "zarrd") {
           Check(cuda::CopyToHost(staging, dev, {to, kTotal}, pool));
         } else {
           CheckCuda(cudaMemcpy(to, dev, kTotal, cudaMemcpyDeviceToHost), "d2h");
         }
       });
       const bool equal = std::memcmp(to, host.data(), kTotal) == 0;
-      std::printf("  whole array to HOST, GPU decode + copy back (%-8s): %7.2f GB/s%s\n", how,
-                  kTotal / t / 1e9, equal ? "" : "  VALUES DIFFER");
+      std::printf("  whole array to HOST, GPU decode + copy back (%-8s): %7.2f GB/s%s\n",
+                  std::string(how).c_str(), kTotal / t / 1e9, equal ? "" : "  VALUES DIFFER");
     }
     CheckCuda(cudaFreeHost(pinned), "cudaFreeHost");
     // DEVICE results decoded on the CPUs and on the GPU; HOST results (pageable) read by the CPUs
