@@ -148,6 +148,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
                                                "devices",
                                                "gpu_decode",
                                                "gpu_decode_min_chunks",
+                                               "gpu_decode_prewarm",
                                                "lease_ttl_seconds",
                                                "lease_quota_bytes",
                                                "metrics_listen",
@@ -276,6 +277,11 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     ZARRD_ASSIGN_OR_RETURN(c.gpu_decode, ParseGpuDecode(j["gpu_decode"], "gpu_decode"));
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "gpu_decode_min_chunks", &c.gpu_decode_min_chunks));
+  if (j.contains("gpu_decode_prewarm")) {
+    if (!j["gpu_decode_prewarm"].is_boolean())
+      return Field("gpu_decode_prewarm", "must be true or false");
+    c.gpu_decode_prewarm = j["gpu_decode_prewarm"];
+  }
   if (j.contains("lease_ttl_seconds")) {
     if (!j["lease_ttl_seconds"].is_number() || j["lease_ttl_seconds"].get<double>() <= 0)
       return Field("lease_ttl_seconds", "must be a positive number");

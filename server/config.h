@@ -85,6 +85,9 @@ struct ServerConfig {
   // auto decodes reads of at least gpu_decode_min_chunks chunks on the GPU, the rest on the CPUs.
   GpuDecodeMode gpu_decode = GpuDecodeMode::kAuto;
   size_t gpu_decode_min_chunks = kGpuDecodeMinChunks;
+  // Makes each device's GPU decoding buffers (DecodeBatcher) at start instead of during the first
+  // large reads, which they would otherwise slow down.
+  bool gpu_decode_prewarm = false;
   double lease_ttl_seconds = 300;
   uint64_t lease_quota_bytes = 0;  // per client process; 0: the pool's capacity
   // StreamBytes, the bare-transport benchmark RPC: off unless enabled; a request sends at most

@@ -18,6 +18,10 @@ TEST(ConfigGpuDecode, AutoByDefaultAndEachMode) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->gpu_decode, GpuDecodeMode::kAuto);
   EXPECT_EQ(c->gpu_decode_min_chunks, kGpuDecodeMinChunks);
+  EXPECT_FALSE(c->gpu_decode_prewarm);
+  auto prewarm = Parse({{"gpu_decode_prewarm", true}});
+  ASSERT_TRUE(prewarm.ok()) << prewarm.status().ToString();
+  EXPECT_TRUE(prewarm->gpu_decode_prewarm);
   for (auto [name, mode] :
        {std::pair{"always", GpuDecodeMode::kAlways}, std::pair{"never", GpuDecodeMode::kNever},
         std::pair{"auto", GpuDecodeMode::kAuto}}) {
@@ -30,7 +34,7 @@ TEST(ConfigGpuDecode, AutoByDefaultAndEachMode) {
 
 TEST(ConfigGpuDecode, BadValuesAreRefused) {
   for (json bad : {json{{"gpu_decode", "gpu"}}, json{{"gpu_decode", true}},
-                   json{{"gpu_decode_min_chunks", -1}}}) {
+                   json{{"gpu_decode_min_chunks", -1}}, json{{"gpu_decode_prewarm", "yes"}}}) {
     auto c = Parse(bad);
     EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << bad.dump();
     EXPECT_NE(c.status().message().find("gpu_decode"), std::string::npos) << c.status().message();

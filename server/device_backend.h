@@ -92,7 +92,8 @@ class DeviceBackend {
   // A HOST result decoded on the GPU and copied back into `out` (its nbytes), when the policy
   // (`gpu_decode`, the array's override, else the server's) sends the read there, as for a
   // DEVICE result: true when done; false, with `out` untouched, otherwise (no device, a chain or
-  // a read the policy leaves on the CPUs, no pool room for the result), so the CPUs read it.
+  // a read the policy leaves on the CPUs, no pool room for the result, under auto no GPU memory
+  // for the read's staging), so the CPUs read it.
   virtual Result<bool> ReadToHost(const Array& array, const ResolvedSelection& selection,
                                   MutableByteView out, std::optional<GpuDecodeMode> gpu_decode,
                                   const IoOptions& io) = 0;

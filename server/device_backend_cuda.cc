@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/cuda/cuda_status.h"
+#include "common/cuda/decode_batcher.h"
 #include "common/cuda/device_info.h"
 #include "common/cuda/device_pool.h"
 #include "common/cuda/device_sink.h"
@@ -59,7 +60,8 @@ class CudaDeviceBackend final : public DeviceBackend {
       : leases_(std::chrono::milliseconds(static_cast<int64_t>(config.lease_ttl_seconds * 1000)),
                 config.lease_quota_bytes),
         lease_ttl_seconds_(config.lease_ttl_seconds),
-        gpu_decode_{.mode = config.gpu_decode, .min_chunks = config.gpu_decode_min_chunks} {}
+        gpu_decode_{.mode = config.gpu_decode, .min_chunks = config.gpu_decode_min_chunks},
+        gpu_decode_prewarm_(config.gpu_decode_prewarm) {}
 
   Status AddDevice(const DeviceConfig& dc) {
     ZARRD_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::FindDevice(dc.device));
@@ -77,6 +79,20 @@ class CudaDeviceBackend final : public DeviceBackend {
                                                    .export_ipc = true}));
     device->staging = std::make_unique<cu::StagingPool>(
         info.ordinal, 2 * std::max(2u, std::thread::hardware_concurrency()) + 2);
+    if (gpu_decode_prewarm_) {
+      const auto start = std::chrono::steady_clock::now();
+      const Status made = cu::PrewarmBatchSlots(*device->staging);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (made.ok()) {
+        spdlog::info("device {}: GPU decoding buffers made in {:.0f} ms ({} MiB pinned)", info.uuid,
+                     ms, device->staging->batch_pool().pinned_bytes() >> 20);
+      } else {
+        spdlog::warn("device {}: gpu_decode_prewarm: {}; the buffers are made when reads need them",
+                     info.uuid, made.ToString());
+      }
+    }
     device->ready = std::make_unique<cu::ReadyEvents>(
         info.ordinal, kReadyEvents, [uuid = info.uuid](const Status& s) {
           spdlog::error("device {}: a DEVICE read failed after it answered: {}", uuid,
@@ -141,7 +157,12 @@ class CudaDeviceBackend final : public DeviceBackend {
     if (!allocation.ok()) return false;
     cu::DeviceSink sink(*device.staging, (*allocation)->data(), ItemSize(array.metadata()->dtype),
                         nullptr, policy);
-    ZARRD_RETURN_IF_ERROR(array.ReadToSink(selection, sink, io));
+    Status read = array.ReadToSink(selection, sink, io);
+    // Under auto, a GPU without memory for the read's staging leaves it to the CPUs.
+    if (read.code() == StatusCode::kResourceExhausted && policy.mode == GpuDecodeMode::kAuto) {
+      return false;
+    }
+    ZARRD_RETURN_IF_ERROR(read);
     ZARRD_RETURN_IF_ERROR(cu::CopyToHost(*device.staging, (*allocation)->data(), out,
                                          io.pool ? *io.pool : ThreadPool::Default(), io.cancelled));
     return true;
@@ -349,6 +370,7 @@ class CudaDeviceBackend final : public DeviceBackend {
   LeaseRegistry leases_;
   const double lease_ttl_seconds_;
   const GpuDecodePolicy gpu_decode_;
+  const bool gpu_decode_prewarm_;
   mutable std::mutex regions_mutex_;
   std::map<std::string, std::shared_ptr<DeviceRegion>> regions_;
 };

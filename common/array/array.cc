@@ -68,6 +68,19 @@ Status DecodeInto(ChunkSink& sink, const Placement& p, const CodecChain& chain,
   return sink.Commit(p, buffer);
 }
 
+// Hands an encoded chunk over to the sink (its GPU decodes it), or decodes it here when the GPU
+// had no memory for it and the sink's policy lets the CPUs take its chunks instead.
+Status CommitEncodedOrDecode(ChunkSink& sink, const Placement& stored, const Placement& p,
+                             ByteView encoded, ChunkSink::EncodedChunk chunk,
+                             const CodecChain& chain, const ChunkSpec& spec) {
+  Status s = sink.CommitEncoded(stored, encoded, std::move(chunk));
+  if (s.code() == StatusCode::kResourceExhausted && sink.encoded_would_wait()) {
+    return DecodeInto(sink, p, chain, spec, encoded);
+  }
+  if (s.ok()) GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
 // Chunks stored raw (bytes codec, little-endian, nothing else) need no decoding.
 bool IsRawChain(const ArrayMetadata& m) {
   return !m.codec_chain->has_array_codecs() && !m.codec_chain->has_bytes_codecs() &&
@@ -321,8 +334,11 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           }
           if (std::optional<GpuCodec> codec =
                   GpuCodecFor(*gpu, v.head(), v.size, spec.num_bytes())) {
-            return Context(sink.CommitEncodedDevice(stored_place(), v, encoded_chunk(*codec, key)),
-                           key);
+            Status s = sink.CommitEncodedDevice(stored_place(), v, encoded_chunk(*codec, key));
+            if (s.ok()) {
+              GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+            }
+            return Context(s, key);
           }
         }
         if (raw_into_buffer) {
@@ -340,7 +356,8 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
                 gpu && !sink.encoded_would_wait()
                     ? GpuCodecFor(*gpu, encoded, encoded.size(), spec.num_bytes())
                     : std::nullopt) {
-          return Context(sink.CommitEncoded(stored_place(), encoded, encoded_chunk(*codec, key)),
+          return Context(CommitEncodedOrDecode(sink, stored_place(), p, encoded,
+                                               encoded_chunk(*codec, key), *m.codec_chain, spec),
                          key);
         }
         return Context(DecodeInto(sink, p, *m.codec_chain, spec, encoded), key);
@@ -369,7 +386,6 @@ std::optional<GpuChain> Array::GpuChainFor(const CodecChain& codecs, DataType dt
 ChunkSink::EncodedChunk Array::EncodedChunkFor(const GpuChain& gpu, GpuCodec codec,
                                                const ChunkSpec& spec,
                                                const std::string& key) const {
-  GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
   return ChunkSink::EncodedChunk{.codec = codec,
                                  .swap_unit = gpu.swap_unit,
                                  .crc32c = gpu.crc32c,
@@ -440,9 +456,10 @@ Status Array::ReadParts(const ArrayMetadata& m, const PartialDecoder& decoder,
                     : std::nullopt) {
           const Placement stored =
               gpu->dimension_order.empty() ? p : parts.Place(part, gpu->dimension_order);
-          return Context(
-              sink.CommitEncoded(stored, encoded, EncodedChunkFor(*gpu, *codec, part_spec, where)),
-              where);
+          return Context(CommitEncodedOrDecode(sink, stored, p, encoded,
+                                               EncodedChunkFor(*gpu, *codec, part_spec, where),
+                                               decoder.part_codecs(), part_spec),
+                         where);
         }
         return Context(DecodeInto(sink, p, decoder.part_codecs(), part_spec, encoded), where);
       },

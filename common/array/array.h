@@ -114,7 +114,7 @@ class Array {
   // The plan for handing this read's chunks of `codecs` over encoded, when `sink` takes them.
   static std::optional<GpuChain> GpuChainFor(const CodecChain& codecs, DataType dtype,
                                              const ChunkSink& sink);
-  // One chunk as it is handed over (counted in the engine's statistics).
+  // One chunk as it is handed over.
   ChunkSink::EncodedChunk EncodedChunkFor(const GpuChain& gpu, GpuCodec codec,
                                           const ChunkSpec& spec, const std::string& key) const;
   // "array 'a' chunk 'a/c/0/1'": what errors about a chunk are said of.

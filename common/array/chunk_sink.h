@@ -61,7 +61,8 @@ class ChunkSink {
   // the engine then decodes the chunk itself, so that the CPUs add their rate to the GPU's.
   virtual bool encoded_would_wait() const { return false; }
   // Copies `encoded` (the engine reuses its buffer), then decodes and places it. Decoding errors
-  // come from Finish: DATA_LOSS for corrupt chunks.
+  // come from Finish: DATA_LOSS for corrupt chunks. RESOURCE_EXHAUSTED with encoded_would_wait()
+  // true after it: the GPU had no memory for the chunk, and the engine decodes it itself.
   virtual Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) {
     return Unimplemented("this sink takes no encoded chunks");
   }

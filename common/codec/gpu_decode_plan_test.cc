@@ -4,8 +4,10 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "common/array/array.h"
 #include "common/testing/test_util.h"
@@ -249,18 +251,47 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
           2, zstd)));
 }
 
-// Records what the engine hands over: encoded chunks, decoded ones and fills.
+// Copies a chunk's decoded bytes into `result` as placement `p` says (4-byte elements).
+void Place(const Placement& p, const uint8_t* decoded, int32_t* result) {
+  const size_t rank = p.counts.size();
+  std::vector<int64_t> k(rank, 0);
+  for (bool more = true; more;) {
+    int64_t from = p.chunk_offset, to = p.result_offset;
+    for (size_t d = 0; d < rank; ++d) {
+      from += k[d] * p.chunk_strides[d];
+      to += k[d] * p.result_strides[d];
+    }
+    std::memcpy(reinterpret_cast<uint8_t*>(result) + to, decoded + from, 4);
+    more = false;
+    for (size_t d = rank; d-- > 0;) {
+      if (++k[d] < p.counts[d]) {
+        more = true;
+        break;
+      }
+      k[d] = 0;
+    }
+  }
+}
+
+// Records what the engine hands over: encoded chunks, decoded ones (with their placements) and
+// fills. With `memory_for` set, the GPU it stands for has memory for that many encoded chunks:
+// the next CommitEncoded fails with RESOURCE_EXHAUSTED, and from then on the sink says a chunk
+// would wait when `cpus_take_over` (gpu_decode auto).
 class RecordingSink : public ChunkSink {
  public:
-  explicit RecordingSink(bool accepts) : accepts_(accepts) {}
+  explicit RecordingSink(bool accepts, std::optional<size_t> memory_for = std::nullopt,
+                         bool cpus_take_over = true)
+      : accepts_(accepts), memory_for_(memory_for), cpus_take_over_(cpus_take_over) {}
   Result<Buffer> Begin(const Placement&, size_t chunk_bytes) override {
     auto* b = new Bytes(chunk_bytes);
     return Buffer{b->data(), b};
   }
-  Status Commit(const Placement&, const Buffer& buffer) override {
-    delete static_cast<Bytes*>(buffer.token);
+  Status Commit(const Placement& p, const Buffer& buffer) override {
+    std::unique_ptr<Bytes> b(static_cast<Bytes*>(buffer.token));
     std::lock_guard lock(mutex_);
     ++decoded;
+    decoded_placements.push_back(p);
+    decoded_bytes.push_back(std::move(*b));
     return OkStatus();
   }
   void Abandon(const Buffer& buffer) override { delete static_cast<Bytes*>(buffer.token); }
@@ -270,9 +301,14 @@ class RecordingSink : public ChunkSink {
     return OkStatus();
   }
   bool accepts_encoded(CompressorFamily) const override { return accepts_; }
+  bool encoded_would_wait() const override { return cpus_take_over_ && out_of_memory_; }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override {
     std::lock_guard lock(mutex_);
     EXPECT_FALSE(encoded.empty());
+    if (memory_for_ && encoded_chunks.size() >= *memory_for_) {
+      out_of_memory_ = true;
+      return ResourceExhausted("device staging buffer: cudaErrorMemoryAllocation");
+    }
     encoded_chunks.push_back(std::move(chunk));
     placements.push_back(p);
     encoded_bytes.emplace_back(encoded.begin(), encoded.end());
@@ -281,10 +317,15 @@ class RecordingSink : public ChunkSink {
 
   std::mutex mutex_;
   bool accepts_;
+  std::optional<size_t> memory_for_;
+  bool cpus_take_over_;
+  std::atomic<bool> out_of_memory_{false};
   int decoded = 0, filled = 0;
   std::vector<EncodedChunk> encoded_chunks;
   std::vector<Placement> placements;
   std::vector<Bytes> encoded_bytes;
+  std::vector<Placement> decoded_placements;
+  std::vector<Bytes> decoded_bytes;
 };
 
 TEST(GpuDecodeEngine, EncodedChunksGoToASinkThatTakesThem) {
@@ -382,28 +423,54 @@ TEST(GpuDecodeEngine, TransposedChunksArePlacedInTheirStoredOrder) {
         Bytes decoded(chunk.decoded_bytes);
         ASSERT_EQ(ZSTD_decompress(decoded.data(), decoded.size(), stored.data(), stored.size() - 4),
                   decoded.size());
-        const Placement& p = sink.placements[c];
-        const size_t rank = p.counts.size();
-        std::vector<int64_t> k(rank, 0);
-        for (bool more = true; more;) {
-          int64_t from = p.chunk_offset, to = p.result_offset;
-          for (size_t d = 0; d < rank; ++d) {
-            from += k[d] * p.chunk_strides[d];
-            to += k[d] * p.result_strides[d];
-          }
-          std::memcpy(reinterpret_cast<uint8_t*>(result.data()) + to, decoded.data() + from, 4);
-          more = false;
-          for (size_t d = rank; d-- > 0;) {
-            if (++k[d] < p.counts[d]) {
-              more = true;
-              break;
-            }
-            k[d] = 0;
-          }
-        }
+        Place(sink.placements[c], decoded.data(), result.data());
       }
       EXPECT_EQ(result, expected);
     }
+  }
+}
+
+// A GPU without memory for more than two chunks: under auto the engine decodes the rest itself
+// (libzstd decodes the two handed over here), and the values are numpy's; under always the read
+// fails with RESOURCE_EXHAUSTED naming the chunk. The same for the inner chunks of shards.
+TEST(GpuDecodeEngine, ChunksTheGpuHasNoMemoryForAreDecodedOnTheCpusUnderAuto) {
+  const json codecs = Codecs("little", kZstd);
+  const json sharded = {{{"name", "sharding_indexed"},
+                         {"configuration",
+                          {{"chunk_shape", {4, 5}},
+                           {"codecs", codecs},
+                           {"index_codecs", Codecs("little", R"({"name":"crc32c"})")}}}}};
+  for (bool shards : {false, true}) {
+    SCOPED_TRACE(shards ? "shards" : "chunks");
+    ArrayMetadata m =
+        shards ? V3Meta({16, 20}, {8, 10}, sharded) : V3Meta({16, 20}, {4, 5}, codecs);
+    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "t", m);
+    const auto values = Pattern(16 * 20);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    const auto sel = *ResolveSelection(*ParseSelection("1:15, ::-1"), m.shape);
+    const auto expected = zarrd::testing::Reference(values, m.shape, sel);
+    RecordingSink sink(true, /*memory_for=*/2);
+    Status read = array->ReadToSink(sel, sink);
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    ASSERT_EQ(sink.encoded_chunks.size(), 2u);
+    EXPECT_EQ(sink.decoded, 16 - 2);
+    std::vector<int32_t> result(expected.size(), -1);
+    for (size_t c = 0; c < sink.placements.size(); ++c) {
+      const Bytes& stored = sink.encoded_bytes[c];
+      Bytes decoded(sink.encoded_chunks[c].decoded_bytes);
+      ASSERT_EQ(ZSTD_decompress(decoded.data(), decoded.size(), stored.data(), stored.size()),
+                decoded.size());
+      Place(sink.placements[c], decoded.data(), result.data());
+    }
+    for (size_t c = 0; c < sink.decoded_placements.size(); ++c) {
+      Place(sink.decoded_placements[c], sink.decoded_bytes[c].data(), result.data());
+    }
+    EXPECT_EQ(result, expected);
+
+    RecordingSink always(true, /*memory_for=*/2, /*cpus_take_over=*/false);
+    read = array->ReadToSink(sel, always);
+    EXPECT_EQ(read.code(), StatusCode::kResourceExhausted) << read.ToString();
+    EXPECT_NE(read.message().find("array 't' chunk 't/c/"), std::string::npos) << read.message();
   }
 }
 

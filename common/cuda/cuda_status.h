@@ -9,8 +9,11 @@
 
 namespace zarrd::cuda {
 
+// A failed call also leaves its error as the thread's last error, which the next kernel launch's
+// check (cudaGetLastError) would report as its own: it is cleared here (sticky errors stay).
 inline Status CudaStatus(cudaError_t err, const std::string& what) {
   if (err == cudaSuccess) return OkStatus();
+  (void)cudaGetLastError();
   const std::string message =
       what + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
   if (err == cudaErrorMemoryAllocation) return ResourceExhausted(message);

@@ -23,7 +23,10 @@ DecodeBatcher::~DecodeBatcher() {
   if (records_ != nullptr || batch_.open()) (void)Finish();
 }
 
-void DecodeBatcher::Start(size_t num_chunks) { num_chunks_ = num_chunks; }
+void DecodeBatcher::Start(size_t num_chunks) {
+  num_chunks_ = num_chunks;
+  out_of_memory_ = false;
+}
 
 Status DecodeBatcher::Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk) {
   return AddChunk(p, encoded, nullptr, std::move(chunk));
@@ -57,21 +60,7 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
       // Not `!batch_.open()`: another thread may open the next batch first.
       launched_.wait(lock, [&] { return !closed_; });
     } else {
-      if (records_ == nullptr) {
-        records_bytes_ = std::max<size_t>(num_chunks_, 1) * sizeof(decode::DecodeTask);
-        ZARRD_ASSIGN_OR_RETURN(records_, staging_.AcquireRecords(records_bytes_));
-        wheres_.assign(num_chunks_, std::string());
-        codecs_.assign(num_chunks_, GpuCodec::kZstd);
-      }
-      if (num_records_ >= num_chunks_) {
-        return Internal("a read handed over more encoded chunks than it has");
-      }
-      ZARRD_RETURN_IF_ERROR(batch_.Open(staging_.batch_pool(), chunk.codec, chunk.swap_unit,
-                                        chunk.crc32c, upload_bytes, chunk.decoded_bytes,
-                                        num_chunks_ - num_records_));
-      closed_ = false;
-      accepting_ = true;
-      first_record_ = num_records_;
+      ZARRD_RETURN_IF_ERROR(OpenBatch(chunk, upload_bytes));
     }
   }
   ZARRD_ASSIGN_OR_RETURN(
@@ -95,6 +84,33 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
   batch_.Write(i, encoded);
   lock.lock();
   return --writers_ == 0 && closed_ ? Launch() : OkStatus();
+}
+
+Status DecodeBatcher::OpenBatch(const ChunkSink::EncodedChunk& chunk, size_t upload_bytes) {
+  if (num_records_ >= num_chunks_) {
+    return Internal("a read handed over more encoded chunks than it has");
+  }
+  Status s;
+  if (records_ == nullptr) {
+    records_bytes_ = std::max<size_t>(num_chunks_, 1) * sizeof(decode::DecodeTask);
+    auto records = staging_.AcquireRecords(records_bytes_);
+    s = records.status();
+    if (s.ok()) {
+      records_ = *records;
+      wheres_.assign(num_chunks_, std::string());
+      codecs_.assign(num_chunks_, GpuCodec::kZstd);
+    }
+  }
+  if (s.ok()) {
+    s = batch_.Open(staging_.batch_pool(), chunk.codec, chunk.swap_unit, chunk.crc32c, upload_bytes,
+                    chunk.decoded_bytes, num_chunks_ - num_records_);
+  }
+  if (s.code() == StatusCode::kResourceExhausted) out_of_memory_ = true;
+  if (!s.ok()) return s;
+  closed_ = false;
+  accepting_ = true;
+  first_record_ = num_records_;
+  return OkStatus();
 }
 
 Status DecodeBatcher::Close() {
@@ -151,6 +167,28 @@ Status DecodeBatcher::Finish() {
   wheres_.clear();
   codecs_.clear();
   held_.clear();
+  return status;
+}
+
+Status PrewarmBatchSlots(StagingPool& staging) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  StagingPool& slots = staging.batch_pool();
+  Status status;
+  // Blosc batches need the most device scratch, zstd ones the most zstd scratch: each round
+  // holds every slot at once, so that each is made or grown.
+  for (GpuCodec codec : {GpuCodec::kBloscZstd, GpuCodec::kZstd}) {
+    std::vector<EncodedBatch> batches(slots.max_slots());
+    for (EncodedBatch& b : batches) {
+      if (status.ok()) {
+        status = b.Open(slots, codec, 1, false, kChunk, kChunk, EncodedBatch::kMaxChunks);
+      }
+    }
+    for (EncodedBatch& b : batches) {
+      StagingSlot* used = nullptr;
+      Status released = b.Flush(slots, nullptr, &used);  // empty: gives the slot back
+      if (status.ok()) status = released;
+    }
+  }
   return status;
 }
 

@@ -40,7 +40,11 @@ class DecodeBatcher {
   // Whether a chunk handed over now would wait for the GPU: no batch is open and no batch slot is
   // idle.
   bool WouldWait() const;
-  // Copies `encoded` into the open batch (the caller may reuse its buffer at once).
+  // Whether opening a batch of this read failed for want of memory (pinned or on the device):
+  // every Add after that would fail the same way.
+  bool out_of_memory() const { return out_of_memory_.load(std::memory_order_relaxed); }
+  // Copies `encoded` into the open batch (the caller may reuse its buffer at once). Fails with
+  // RESOURCE_EXHAUSTED, and out_of_memory() turns true, when no batch could be opened for it.
   Status Add(const Placement& p, ByteView encoded, ChunkSink::EncodedChunk chunk);
   // Adds a chunk already in GPU memory of this device: decoded from where it is, kept alive
   // until Finish.
@@ -56,6 +60,8 @@ class DecodeBatcher {
   // Marks the open batch closed and launches it if no writer is left (mutex_ held).
   Status Close();
   Status Launch();
+  // Records, and the open batch, for a chunk (mutex_ held).
+  Status OpenBatch(const ChunkSink::EncodedChunk& chunk, size_t upload_bytes);
   Status CheckDecoded() const;
 
   StagingPool& staging_;
@@ -70,7 +76,8 @@ class DecodeBatcher {
   size_t writers_ = 0;
   bool closed_ = false;
   std::atomic<bool> accepting_{false};  // a batch is open and not closed
-  size_t first_record_ = 0;             // of the batch's first chunk
+  std::atomic<bool> out_of_memory_{false};
+  size_t first_record_ = 0;  // of the batch's first chunk
   std::set<StagingSlot*> used_;
   // A record per chunk, in the order chunks were added, filled by the kernels; wheres_ and
   // codecs_ name them.
@@ -81,5 +88,10 @@ class DecodeBatcher {
   std::vector<GpuCodec> codecs_;
   std::vector<std::shared_ptr<const void>> held_;  // the chunks decoded from GPU memory
 };
+
+// Makes every batch slot of `staging` as large as the largest batches need (of 1 MiB chunks of
+// blosc, then of zstd), so that no read waits while they are made: hundreds of milliseconds for
+// the first large reads of a process otherwise.
+Status PrewarmBatchSlots(StagingPool& staging);
 
 }  // namespace zarrd::cuda

@@ -57,9 +57,11 @@ class DeviceSink final : public ChunkSink {
   bool accepts_encoded(CompressorFamily kind) const override {
     return gpu_decode_.Use(num_chunks_, kind);
   }
-  // Under auto, while every batch slot is decoding, chunks go to the CPUs instead of waiting.
+  // Under auto, while every batch slot is decoding, chunks go to the CPUs instead of waiting; and
+  // once the GPU had no memory for a batch of this read, the rest of its chunks do.
   bool encoded_would_wait() const override {
-    return gpu_decode_.mode == GpuDecodeMode::kAuto && decoder_.WouldWait();
+    return gpu_decode_.mode == GpuDecodeMode::kAuto &&
+           (decoder_.out_of_memory() || decoder_.WouldWait());
   }
   Status CommitEncoded(const Placement& p, ByteView encoded, EncodedChunk chunk) override;
   Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,

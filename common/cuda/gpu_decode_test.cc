@@ -9,7 +9,9 @@
 #include "common/array/array.h"
 #include "common/array/engine_stats.h"
 #include "common/cuda/cuda_test_util.h"
+#include "common/cuda/decode_batcher.h"
 #include "common/cuda/device_sink.h"
+#include "common/cuda/encoded_batch.h"
 #include "common/cuda/store_gpu.h"
 #include "common/decode/zstd_test_util.h"
 #include "common/metadata/json_document.h"
@@ -411,6 +413,103 @@ TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileTheGpuIsBusy) {
   EXPECT_LT(on_gpu, 3000u);
   EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
   cudaFree(out);
+}
+
+// With the GPU's memory all but full (48 MiB left: kernels still launch), no batch can open (32
+// chunks of 1 MiB need about 260 MiB): under auto the chunks decode on the CPUs (their upload
+// slot was made before), under always the read fails with RESOURCE_EXHAUSTED; once the memory is
+// free again, auto decodes on the GPU.
+TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhenTheGpuHasNoMemoryForABatch) {
+  ZARRD_REQUIRE_GPU();
+  Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
+  ArrayMetadata m = Meta(zstd);
+  m.chunk_shape = {512, 512};  // 1 MiB
+  m.shape = {4 * 512, 8 * 512};
+  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
+  const auto values = Pattern(m.shape[0] * m.shape[1]);
+  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+  StagingPool staging(0, /*max_slots=*/1);
+  ThreadPool pool(3);
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  const auto all = *ResolveSelection({}, m.shape);
+  const GpuDecodePolicy auto_policy{
+      .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
+  auto read = [&](const GpuDecodePolicy& policy, uint64_t* on_gpu) {
+    cudaMemset(out, 0xff, values.size() * 4);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, policy);
+    Status s = array->ReadToSink(all, sink, {.pool = &pool});
+    *on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+    return s;
+  };
+  uint64_t on_gpu = 0;
+  ASSERT_TRUE(read({.mode = GpuDecodeMode::kNever}, &on_gpu).ok());  // makes the upload slot
+
+  constexpr size_t kLeft = size_t{48} << 20;
+  size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  void* filler = nullptr;
+  for (size_t size = free_bytes - kLeft; size > kLeft; size -= size_t{16} << 20) {
+    if (cudaMalloc(&filler, size) == cudaSuccess) break;
+    (void)cudaGetLastError();
+    filler = nullptr;
+  }
+  ASSERT_NE(filler, nullptr);
+  cudaMemGetInfo(&free_bytes, &total);
+  std::printf("GPU memory filled: %zu MiB free of %zu\n", free_bytes >> 20, total >> 20);
+
+  Status s = read(auto_policy, &on_gpu);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(on_gpu, 0u);
+  EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+  s = read(kAlways, &on_gpu);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("array 'a' chunk 'a/c/"), std::string::npos) << s.message();
+
+  cudaFree(filler);
+  s = read(auto_policy, &on_gpu);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(on_gpu, 32u);
+  EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+  cudaFree(out);
+}
+
+// PrewarmBatchSlots makes every batch slot at once, as large as batches of 1 MiB chunks need: a
+// read of such chunks afterwards makes and grows nothing, and its values are the written ones.
+TEST(GpuDecodeBatches, PrewarmedSlotsServeALargeReadAsTheyAre) {
+  ZARRD_REQUIRE_GPU();
+  for (
+      const char* compressor :
+      {R"({"name":"zstd","configuration":{"level":1}})",
+       R"({"name":"blosc","configuration":{"cname":"zstd","clevel":1,"shuffle":"shuffle","typesize":4}})"}) {
+    SCOPED_TRACE(compressor);
+    Case c{"prewarm", compressor};
+    ArrayMetadata m = Meta(c);
+    m.chunk_shape = {512, 512};  // 1 MiB
+    m.shape = {4 * 512, 2 * 512};
+    auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
+    const auto values = Pattern(m.shape[0] * m.shape[1]);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    StagingPool staging(0, 8);
+    ASSERT_TRUE(PrewarmBatchSlots(staging).ok());
+    StagingPool& batches = staging.batch_pool();
+    EXPECT_EQ(batches.slots(), StagingPool::kBatchSlots);
+    const uint64_t pinned = batches.pinned_bytes();
+    EXPECT_GE(pinned, StagingPool::kBatchSlots * EncodedBatch::kDecodedBytes);
+    ThreadPool pool(4);
+    uint8_t* out;
+    ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+    DeviceSink sink(staging, out, 4, nullptr, kAlways);
+    Status s = array->ReadToSink(*ResolveSelection({}, m.shape), sink, {.pool = &pool});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(GlobalEngineStats().chunks_gpu_decoded.load() - before, 8u);
+    EXPECT_EQ(batches.slots(), StagingPool::kBatchSlots);
+    EXPECT_EQ(batches.pinned_bytes(), pinned);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+    cudaFree(out);
+  }
 }
 
 // Chunks of 1 MiB, several threads at once: one shared batch per read, as large as the read.

@@ -127,6 +127,11 @@ Status StagingPool::Release(StagingSlot* slot, bool queued_work) {
   return s;
 }
 
+size_t StagingPool::slots() const {
+  std::lock_guard lock(mutex_);
+  return slots_.size();
+}
+
 uint64_t StagingPool::pinned_bytes() const {
   std::lock_guard lock(mutex_);
   uint64_t total = 0;

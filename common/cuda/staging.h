@@ -51,6 +51,8 @@ class StagingPool {
   // After queuing work on slot->stream: records slot->done and returns the slot.
   Status Release(StagingSlot* slot, bool queued_work);
   int device() const { return device_; }
+  size_t slots() const;
+  size_t max_slots() const { return max_slots_; }
   uint64_t pinned_bytes() const;
 
   // Pinned buffers of at least `nbytes` that the GPU copies small results into (a read's decode
