@@ -28,8 +28,9 @@ constexpr int64_t kChunk = 512;
 
 void MustCuda(cudaError_t e, const char* what) { Must(cuda::CudaStatus(e, what), what); }
 
-// One zarrd, two names for the reference folder: "gpu" decodes the arrays' chunks on the GPU,
-// "cpu" on the CPUs (the per-array gpu_decode override); "gmem" is a GPU store.
+// One zarrd, three names for the reference folder: "gpu" decodes the arrays' chunks on the GPU,
+// "cpu" on the CPUs (the per-array gpu_decode override), "auto" as the server's default does
+// (the GPU, and the CPUs for chunks that would wait for it); "gmem" is a GPU store.
 nlohmann::json Config(const std::string& dir, size_t nbytes) {
   nlohmann::json arrays = nlohmann::json::array();
   for (const char* a : kArrays) {
@@ -41,6 +42,7 @@ nlohmann::json Config(const std::string& dir, size_t nbytes) {
   return {{"stores",
            {{{"name", "gpu"}, {"root", root}},
             {{"name", "cpu"}, {"root", root}},
+            {{"name", "auto"}, {"root", root}},
             {{"name", "gmem"}, {"kind", "gpu"}, {"capacity_bytes", nbytes}}}},
           {"arrays", arrays}};
 }
@@ -190,15 +192,18 @@ std::vector<Row> GpuDecodeRows(const GpuDecodeSuite& suite) {
     double cpu_s = 0, gpu_s = 0;
     const double on_gpu = device_read("gpu", path, &gpu_s);
     const double on_cpus = device_read("cpu", path, &cpu_s);
+    const double on_auto = device_read("auto", path, nullptr);
     const double ts = peer((std::string(path) + "_gpu_s").c_str());
     const std::string what = std::string(path) == "r1"   ? "R1 (zstd 3)"
                              : std::string(path) == "r4" ? "R4 (v2 blosc lz4 5 + shuffle)"
                                                          : "R5 (v3 gzip 5)";
-    rows.push_back({"full read " + what + " to GPU, GPU decode / CPU decode",
-                    Fmt("%.2f", on_gpu) + Fmt(" / %.2f GB/s", on_cpus), Fmt("%.2f GB/s", ts),
+    rows.push_back({"full read " + what + " to GPU, GPU decode / auto / CPU decode",
+                    Fmt("%.2f", on_gpu) + Fmt(" / %.2f", on_auto) + Fmt(" / %.2f GB/s", on_cpus),
+                    Fmt("%.2f GB/s", ts),
                     Fmt("%.2f GB/s pinned H2D; ", suite.h2d_gbps) +
                         Fmt("%.2f GB/s all-core decode", chunks.decode_gbps),
-                    Ratio(on_gpu, chunks.decode_gbps) + "x all-core decode (R1, R4 >= 3), " +
+                    Ratio(on_gpu, chunks.decode_gbps) + "x (auto " +
+                        Ratio(on_auto, chunks.decode_gbps) + "x) all-core decode (R1, R4 >= 3), " +
                         Ratio(on_gpu, suite.h2d_gbps) + " of H2D, " + Ratio(on_gpu, ts) +
                         "x peer"});
     if (std::string(path) == "r1") {
