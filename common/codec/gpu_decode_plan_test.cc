@@ -251,6 +251,15 @@ TEST(GpuDecodePolicy, ModesAndThreshold) {
           2, zstd)));
 }
 
+// A sharding chain whose inner chunks of 4 x 5 have `codecs`, its index checked by a crc32c.
+json ShardsOf4x5(const json& codecs) {
+  return {{{"name", "sharding_indexed"},
+           {"configuration",
+            {{"chunk_shape", {4, 5}},
+             {"codecs", codecs},
+             {"index_codecs", Codecs("little", R"({"name":"crc32c"})")}}}}};
+}
+
 // Copies a chunk's decoded bytes into `result` as placement `p` says (4-byte elements).
 void Place(const Placement& p, const uint8_t* decoded, int32_t* result) {
   const size_t rank = p.counts.size();
@@ -393,11 +402,7 @@ TEST(GpuDecodeEngine, InnerChunksOfShardsGoToASinkThatTakesThem) {
 TEST(GpuDecodeEngine, TransposedChunksArePlacedInTheirStoredOrder) {
   json codecs = Codecs("little", std::string(kZstd) + R"(,{"name":"crc32c"})");
   codecs.insert(codecs.begin(), Transpose("[1,0]"));
-  const json sharded = {{{"name", "sharding_indexed"},
-                         {"configuration",
-                          {{"chunk_shape", {4, 5}},
-                           {"codecs", codecs},
-                           {"index_codecs", Codecs("little", R"({"name":"crc32c"})")}}}}};
+  const json sharded = ShardsOf4x5(codecs);
   for (bool shards : {false, true}) {
     ArrayMetadata m =
         shards ? V3Meta({10, 12}, {8, 10}, sharded) : V3Meta({10, 12}, {4, 5}, codecs);
@@ -435,11 +440,7 @@ TEST(GpuDecodeEngine, TransposedChunksArePlacedInTheirStoredOrder) {
 // fails with RESOURCE_EXHAUSTED naming the chunk. The same for the inner chunks of shards.
 TEST(GpuDecodeEngine, ChunksTheGpuHasNoMemoryForAreDecodedOnTheCpusUnderAuto) {
   const json codecs = Codecs("little", kZstd);
-  const json sharded = {{{"name", "sharding_indexed"},
-                         {"configuration",
-                          {{"chunk_shape", {4, 5}},
-                           {"codecs", codecs},
-                           {"index_codecs", Codecs("little", R"({"name":"crc32c"})")}}}}};
+  const json sharded = ShardsOf4x5(codecs);
   for (bool shards : {false, true}) {
     SCOPED_TRACE(shards ? "shards" : "chunks");
     ArrayMetadata m =
