@@ -335,10 +335,14 @@ Status Array::ReadChunks(const ArrayMetadata& m, const ResolvedSelection& sel, C
           if (std::optional<GpuCodec> codec =
                   GpuCodecFor(*gpu, v.head(), v.size, spec.num_bytes())) {
             Status s = sink.CommitEncodedDevice(stored_place(), v, encoded_chunk(*codec, key));
-            if (s.ok()) {
-              GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+            // With no GPU memory for it under auto, the chunk comes to the host below and the
+            // CPUs decode it.
+            if (s.code() != StatusCode::kResourceExhausted || !sink.encoded_would_wait()) {
+              if (s.ok()) {
+                GlobalEngineStats().chunks_gpu_decoded.fetch_add(1, std::memory_order_relaxed);
+              }
+              return Context(s, key);
             }
-            return Context(s, key);
           }
         }
         if (raw_into_buffer) {

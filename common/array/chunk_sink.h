@@ -68,7 +68,8 @@ class ChunkSink {
   }
 
   // The same for an encoded chunk that lives in GPU memory (a device-resident store): the GPU
-  // decodes it where it is. Only sinks that accept both device values and encoded chunks.
+  // decodes it where it is (or, as above, the engine reads it from the store and decodes it).
+  // Only sinks that accept both device values and encoded chunks.
   virtual Status CommitEncodedDevice(const Placement& p, const DeviceValue& encoded,
                                      EncodedChunk chunk) {
     return Unimplemented("this sink takes no encoded chunks in GPU memory");

@@ -48,6 +48,8 @@ Status DecodeBatcher::AddChunk(const Placement& p, ByteView encoded, const Devic
   // A chunk in GPU memory takes no room among the batch's uploaded bytes.
   const size_t upload_bytes = device ? 0 : encoded.size();
   std::unique_lock lock(mutex_);
+  // A batch of this read failed to open for want of memory: the next would too.
+  if (out_of_memory_) return ResourceExhausted("no GPU memory for a decode batch of this read");
   for (;;) {
     if (batch_.open() && !closed_ &&
         batch_.Takes(chunk.codec, chunk.swap_unit, chunk.crc32c, upload_bytes,

@@ -417,61 +417,69 @@ TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhileTheGpuIsBusy) {
 
 // With the GPU's memory all but full (48 MiB left: kernels still launch), no batch can open (32
 // chunks of 1 MiB need about 260 MiB): under auto the chunks decode on the CPUs (their upload
-// slot was made before), under always the read fails with RESOURCE_EXHAUSTED; once the memory is
-// free again, auto decodes on the GPU.
+// slot was made before; chunks held in a GPU store come down first), under always the read fails
+// with RESOURCE_EXHAUSTED; once the memory is free again, auto decodes on the GPU.
 TEST(GpuDecodePolicy, AutoDecodesOnTheCpusWhenTheGpuHasNoMemoryForABatch) {
   ZARRD_REQUIRE_GPU();
   Case zstd{"zstd", R"({"name":"zstd","configuration":{"level":1}})"};
   ArrayMetadata m = Meta(zstd);
   m.chunk_shape = {512, 512};  // 1 MiB
   m.shape = {4 * 512, 8 * 512};
-  auto array = *Array::Create(StoreHandle(MakeMemoryStore()), "a", m);
   const auto values = Pattern(m.shape[0] * m.shape[1]);
-  ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
-  StagingPool staging(0, /*max_slots=*/1);
-  ThreadPool pool(3);
-  uint8_t* out;
-  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
   const auto all = *ResolveSelection({}, m.shape);
   const GpuDecodePolicy auto_policy{
       .mode = GpuDecodeMode::kAuto, .min_chunks = 1, .auto_families = {CompressorFamily::kZstd}};
-  auto read = [&](const GpuDecodePolicy& policy, uint64_t* on_gpu) {
-    cudaMemset(out, 0xff, values.size() * 4);
-    const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
-    DeviceSink sink(staging, out, 4, nullptr, policy);
-    Status s = array->ReadToSink(all, sink, {.pool = &pool});
-    *on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
-    return s;
-  };
-  uint64_t on_gpu = 0;
-  ASSERT_TRUE(read({.mode = GpuDecodeMode::kNever}, &on_gpu).ok());  // makes the upload slot
+  uint8_t* out;
+  ASSERT_EQ(cudaMalloc(&out, values.size() * 4), cudaSuccess);
+  for (bool gpu_store : {false, true}) {
+    SCOPED_TRACE(gpu_store ? "chunks in a GPU store" : "chunks in host memory");
+    std::shared_ptr<Store> store = gpu_store ? *MakeGpuStore({.name = "oom",
+                                                              .device = 0,
+                                                              .capacity_bytes = 256 << 20,
+                                                              .on_host = IsMetadataDocumentKey})
+                                             : MakeMemoryStore();
+    auto array = *Array::Create(StoreHandle(store), "a", m);
+    ASSERT_TRUE(array->Write({}, values.data(), values.size() * 4).ok());
+    StagingPool staging(0, /*max_slots=*/1);
+    ThreadPool pool(3);
+    auto read = [&](const GpuDecodePolicy& policy, uint64_t* on_gpu) {
+      cudaMemset(out, 0xff, values.size() * 4);
+      const uint64_t before = GlobalEngineStats().chunks_gpu_decoded.load();
+      DeviceSink sink(staging, out, 4, nullptr, policy);
+      Status s = array->ReadToSink(all, sink, {.pool = &pool});
+      *on_gpu = GlobalEngineStats().chunks_gpu_decoded.load() - before;
+      return s;
+    };
+    uint64_t on_gpu = 0;
+    ASSERT_TRUE(read({.mode = GpuDecodeMode::kNever}, &on_gpu).ok());  // makes the upload slot
 
-  constexpr size_t kLeft = size_t{48} << 20;
-  size_t free_bytes = 0, total = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-  void* filler = nullptr;
-  for (size_t size = free_bytes - kLeft; size > kLeft; size -= size_t{16} << 20) {
-    if (cudaMalloc(&filler, size) == cudaSuccess) break;
-    (void)cudaGetLastError();
-    filler = nullptr;
+    constexpr size_t kLeft = size_t{48} << 20;
+    size_t free_bytes = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    void* filler = nullptr;
+    for (size_t size = free_bytes - kLeft; size > kLeft; size -= size_t{16} << 20) {
+      if (cudaMalloc(&filler, size) == cudaSuccess) break;
+      (void)cudaGetLastError();
+      filler = nullptr;
+    }
+    ASSERT_NE(filler, nullptr);
+    cudaMemGetInfo(&free_bytes, &total);
+    std::printf("GPU memory filled: %zu MiB free of %zu\n", free_bytes >> 20, total >> 20);
+
+    Status s = read(auto_policy, &on_gpu);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(on_gpu, 0u);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
+    s = read(kAlways, &on_gpu);
+    EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+    EXPECT_NE(s.message().find("array 'a' chunk 'a/c/"), std::string::npos) << s.message();
+
+    cudaFree(filler);
+    s = read(auto_policy, &on_gpu);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(on_gpu, 32u);
+    EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
   }
-  ASSERT_NE(filler, nullptr);
-  cudaMemGetInfo(&free_bytes, &total);
-  std::printf("GPU memory filled: %zu MiB free of %zu\n", free_bytes >> 20, total >> 20);
-
-  Status s = read(auto_policy, &on_gpu);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(on_gpu, 0u);
-  EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
-  s = read(kAlways, &on_gpu);
-  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
-  EXPECT_NE(s.message().find("array 'a' chunk 'a/c/"), std::string::npos) << s.message();
-
-  cudaFree(filler);
-  s = read(auto_policy, &on_gpu);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(on_gpu, 32u);
-  EXPECT_EQ(testing::ToHost<int32_t>(out, values.size()), values);
   cudaFree(out);
 }
 
