@@ -38,6 +38,13 @@ Status ReadUnsigned(const json& j, const char* key, T* out) {
   return OkStatus();
 }
 
+Status ReadBool(const json& j, const char* key, bool* out) {
+  if (!j.contains(key)) return OkStatus();
+  if (!j[key].is_boolean()) return Field(key, "must be true or false");
+  *out = j[key].get<bool>();
+  return OkStatus();
+}
+
 // A device named by UUID string or ordinal (number or string).
 std::string DeviceKey(const json& j) {
   return j.is_number_unsigned() ? std::to_string(j.get<uint64_t>())
@@ -277,22 +284,14 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     ZARRD_ASSIGN_OR_RETURN(c.gpu_decode, ParseGpuDecode(j["gpu_decode"], "gpu_decode"));
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "gpu_decode_min_chunks", &c.gpu_decode_min_chunks));
-  if (j.contains("gpu_decode_prewarm")) {
-    if (!j["gpu_decode_prewarm"].is_boolean())
-      return Field("gpu_decode_prewarm", "must be true or false");
-    c.gpu_decode_prewarm = j["gpu_decode_prewarm"];
-  }
+  ZARRD_RETURN_IF_ERROR(ReadBool(j, "gpu_decode_prewarm", &c.gpu_decode_prewarm));
   if (j.contains("lease_ttl_seconds")) {
     if (!j["lease_ttl_seconds"].is_number() || j["lease_ttl_seconds"].get<double>() <= 0)
       return Field("lease_ttl_seconds", "must be a positive number");
     c.lease_ttl_seconds = j["lease_ttl_seconds"];
   }
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "lease_quota_bytes", &c.lease_quota_bytes));
-  if (j.contains("enable_stream_bytes")) {
-    if (!j["enable_stream_bytes"].is_boolean())
-      return Field("enable_stream_bytes", "must be true or false");
-    c.enable_stream_bytes = j["enable_stream_bytes"];
-  }
+  ZARRD_RETURN_IF_ERROR(ReadBool(j, "enable_stream_bytes", &c.enable_stream_bytes));
   ZARRD_RETURN_IF_ERROR(ReadUnsigned(j, "stream_bytes_max_bytes", &c.stream_bytes_max_bytes));
   if (j.contains("shutdown_grace_seconds")) {
     if (!j["shutdown_grace_seconds"].is_number())
