@@ -145,20 +145,18 @@ int Main(int argc, char** argv) {
   // Full reads of R1 into a shared-memory region of a fresh zarrd, printed one by one (the first
   // reads also make the buffers of whichever path they take: GPU decoding for a whole R1 under
   // auto, unless gpu_decode_prewarm made them at start); returns the best.
-  auto fresh_shm_reads = [&](BenchServer& fresh, const char* what) {
-    auto& fc = fresh.client();
-    auto region = Must(fc.CreateHostRegion(kTotal), "host region");
+  auto fresh_shm_reads = [&](client::Client& fc, client::HostRegion& region, const char* what) {
     double best = 1e30;
     std::printf("%s: full shared-memory reads of R1, one by one:", what);
     for (int r = 0; r < repeat; ++r) {
       const double t0 = NowSeconds();
-      Must(fc.GetInto("bench", "r1", pb::Selection(), *region, 0, kTotal), "shm read");
+      Must(fc.GetInto("bench", "r1", pb::Selection(), region, 0, kTotal), "shm read");
       const double seconds = NowSeconds() - t0;
       std::printf(" %.3f", seconds);
       best = std::min(best, seconds);
     }
     std::printf(" s\n");
-    note_equal(same_as_host(region->data()), what);
+    note_equal(same_as_host(region.data()), what);
     return best;
   };
   {
@@ -166,7 +164,8 @@ int Main(int argc, char** argv) {
     config["gpu_decode_prewarm"] = true;
     config["log_level"] = "info";  // its start lines say how long the prewarm took
     BenchServer prewarmed(zarrd, config);
-    fresh_shm_reads(prewarmed, "zarrd with gpu_decode_prewarm");
+    auto region = Must(prewarmed.client().CreateHostRegion(kTotal), "host region");
+    fresh_shm_reads(prewarmed.client(), *region, "zarrd with gpu_decode_prewarm");
   }
 
   BenchServer server(zarrd, SuiteConfig(dir));
@@ -175,8 +174,8 @@ int Main(int argc, char** argv) {
 
   // Full read of R1 to the host: shared memory, and bytes (Client::Get: its default banded
   // streams).
-  const double shm = Rate(fresh_shm_reads(server, "zarrd"));
   auto region = Must(c.CreateHostRegion(kTotal), "host region");
+  const double shm = Rate(fresh_shm_reads(c, *region, "zarrd"));
   std::memset(check.data(), 0, kTotal);
   c.set_use_shared_memory(false);  // the bytes transport (1 GiB would stream anyway)
   const double bytes = Rate(BestSeconds(
