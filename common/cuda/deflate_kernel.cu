@@ -1,5 +1,6 @@
 #include "common/cuda/cuda_status.h"
 #include "common/cuda/deflate_kernel.h"
+#include "common/cuda/warp_lanes.h"
 #include "common/decode/deflate.h"
 
 namespace zarrd::cuda {
@@ -7,20 +8,25 @@ namespace {
 
 using decode::DecodeTask;
 
-constexpr uint32_t kThreads = 64;
+// A warp a stream: lane 0 parses, the lanes copy matches and stored blocks and split the
+// checksum. One warp a block, so that a batch's streams spread over every SM.
+constexpr uint32_t kThreads = 32;
 
 __global__ void __launch_bounds__(kThreads)
-    DeflateKernel(DecodeTask* tasks, uint32_t count, DeflateWrapper wrapper) {
-  const uint64_t t = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (t >= count) return;
-  DecodeTask& task = tasks[t];
-  decode::InflateWorkspace ws;
+    DeflateKernel(DecodeTask* tasks, DeflateWrapper wrapper) {
+  __shared__ decode::InflateWorkspace ws;
+  DecodeTask& task = tasks[blockIdx.x];
+  const WarpLanes lanes{threadIdx.x};
   uint64_t written = 0;
-  task.error =
-      wrapper == DeflateWrapper::kGzip
-          ? decode::DecodeGzip(task.src, task.src_size, task.dst, task.dst_size, &written, &ws)
-          : decode::DecodeZlib(task.src, task.src_size, task.dst, task.dst_size, &written, &ws);
-  task.written = written;
+  const decode::DecodeError e = wrapper == DeflateWrapper::kGzip
+                                    ? decode::DecodeGzip(task.src, task.src_size, task.dst,
+                                                         task.dst_size, &written, &ws, lanes)
+                                    : decode::DecodeZlib(task.src, task.src_size, task.dst,
+                                                         task.dst_size, &written, &ws, lanes);
+  if (threadIdx.x == 0) {
+    task.error = e;
+    task.written = written;
+  }
 }
 
 }  // namespace
@@ -28,8 +34,7 @@ __global__ void __launch_bounds__(kThreads)
 Status LaunchDeflateDecode(DecodeTask* d_tasks, uint32_t count, DeflateWrapper wrapper,
                            cudaStream_t stream) {
   if (count == 0) return OkStatus();
-  const uint32_t blocks = (count + kThreads - 1) / kThreads;
-  DeflateKernel<<<blocks, kThreads, 0, stream>>>(d_tasks, count, wrapper);
+  DeflateKernel<<<count, kThreads, 0, stream>>>(d_tasks, wrapper);
   return CudaStatus(cudaGetLastError(), "deflate decode launch");
 }
 

@@ -1,6 +1,6 @@
-// Batched inflate on the GPU (common/decode/deflate.h): one thread per gzip or zlib stream, its
-// Huffman tables in thread-local memory. Deflate is sequential within a stream, so the batch's
-// parallelism is its number of streams.
+// Batched inflate on the GPU (common/decode/deflate.h): one warp per gzip or zlib stream, its
+// Huffman tables in shared memory. Deflate's parse is sequential within a stream (lane 0), so the
+// batch's parallelism is its number of streams; the lanes share each stream's copies and checksum.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -125,13 +125,8 @@ ZARRD_HD inline DecodeError DecodeSplit(const Blosc1Header& h, const uint8_t* sr
       e = DecodeBlosclz(src, size, dst, dst_size, &written, lanes);
       break;
     case BloscCodec::kZlib: {
-      uint32_t r = 0;
-      if (lanes.lane() == 0) {
-        r = static_cast<uint32_t>(DecodeZlib(src, size, dst, dst_size, &written));
-        if (r == 0 && written != dst_size) r = static_cast<uint32_t>(DecodeError::kOutputShort);
-      }
-      lanes.Sync();
-      e = static_cast<DecodeError>(lanes.Broadcast(r));
+      InflateWorkspace ws;  // only lane 0's is used
+      e = DecodeZlib(src, size, dst, dst_size, &written, &ws, lanes);
       break;
     }
     case BloscCodec::kZstd:

@@ -1,13 +1,14 @@
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of Zarr's crc32c codec:
 // slicing by 8 over tables that the host keeps once and a GPU block builds in shared memory, and
-// the shift that combines the CRCs of consecutive pieces, so that threads can each take a piece
-// of one chunk.
+// the shift that combines the CRCs of consecutive pieces (checksums.h), so that threads can each
+// take a piece of one chunk.
 //
 // The functions work on the CRC register: a chunk's crc32c is ~Crc32cUpdate(t, ~0u, bytes).
 #pragma once
 
 #include <cstdint>
 
+#include "common/decode/checksums.h"
 #include "common/decode/host_device.h"
 
 namespace zarrd::decode {
@@ -50,37 +51,16 @@ ZARRD_HD inline uint32_t Crc32cUpdate(const Crc32cTables& tables, uint32_t crc, 
   return crc;
 }
 
-// a * b modulo the polynomial, both in the reflected order of the register (bit 31 is x^0).
-ZARRD_HD inline uint32_t Crc32cMultiply(uint32_t a, uint32_t b) {
-  uint32_t product = 0;
-  for (uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
-    if (a & bit) product ^= b;
-    b = (b & 1) ? (b >> 1) ^ kCrc32cPolynomial : b >> 1;
-  }
-  return product;
-}
-
-// The register after n zero bytes from register `crc`: crc * x^(8n). The register of pieces A
-// then B from register r is then Crc32cShift(Update(r, A), |B|) ^ Update(0, B).
-ZARRD_HD inline uint32_t Crc32cShift(uint32_t crc, uint64_t n) {
-  uint32_t power = 1u << 23;  // x^8: one byte
-  for (; n != 0; n >>= 1) {
-    if (n & 1) crc = Crc32cMultiply(crc, power);
-    power = Crc32cMultiply(power, power);
-  }
-  return crc;
-}
-
 // Piece i of p[0, n) cut into `pieces` equal pieces (the last ones shorter or empty): its share of
 // the chunk's final register, which is the XOR of all pieces' shares. Piece 0 carries the
 // initial register ~0.
 ZARRD_HD inline uint32_t Crc32cPieceShare(const Crc32cTables& tables, const uint8_t* p, uint64_t n,
                                           uint32_t pieces, uint32_t i) {
-  const uint64_t length = (n + pieces - 1) / pieces;
-  const uint64_t begin = length * i < n ? length * i : n;
-  const uint64_t end = n - begin < length ? n : begin + length;
-  uint32_t share = Crc32cShift(Crc32cUpdate(tables, 0, p + begin, end - begin), n - end);
-  if (i == 0) share ^= Crc32cShift(~0u, n);
+  uint64_t begin, end;
+  LanePiece(n, pieces, i, &begin, &end);
+  uint32_t share =
+      CrcShift<kCrc32cPolynomial>(Crc32cUpdate(tables, 0, p + begin, end - begin), n - end);
+  if (i == 0) share ^= CrcShift<kCrc32cPolynomial>(~0u, n);
   return share;
 }
 

@@ -4,21 +4,24 @@
 // Tables: each Huffman code gets a 10-bit lookup table (one probe for codes of up to 10 bits)
 // and canonical count/symbol arrays for the rare longer codes; codes are validated as zlib does
 // (over-subscribed codes and incomplete ones other than a single 1-bit code are corrupt). The
-// tables live in an InflateWorkspace (about 5 KiB), on the stack or in device memory.
+// tables live in an InflateWorkspace (about 5 KiB), on the stack or in shared memory.
 //
 // Bounds: the bit reader pads past the input's end with zeros and counts the bits it handed out,
 // so a stream that needs more bits than the input holds is reported truncated; every literal,
 // copy and stored block is checked against the output left before it is written, and every
 // distance against the bytes already written.
 //
-// Parallel split: none inside a stream (deflate is sequential); a batched kernel runs one stream
-// per thread.
+// Parallel split: lane 0 of `Lanes` (lanes.h) parses the stream (deflate is sequential) and writes
+// the literals; at each match or stored block it hands the copy to all lanes, which split it.
+// The checksums are split by piece across the lanes (checksums.h). A batched kernel runs one
+// stream a warp, its workspace in shared memory; only lane 0 touches the workspace.
 #pragma once
 
 #include <cstdint>
 
 #include "common/decode/checksums.h"
 #include "common/decode/host_device.h"
+#include "common/decode/lanes.h"
 
 namespace zarrd::decode {
 
@@ -42,6 +45,19 @@ struct BitReader {
 
   ZARRD_HD BitReader(const uint8_t* s, uint64_t n) : src(s), size(n) {}
   ZARRD_HD void Refill() {
+    if (bits > 56) return;
+    if (pos <= size && size - pos >= 8) {
+      // Eight independent loads; the bytes past the whole ones taken sit above `bits`, where
+      // the next refill ORs the same bits again.
+      uint64_t w = 0;
+      ZARRD_UNROLL
+      for (uint32_t k = 0; k < 8; ++k) w |= uint64_t{src[pos + k]} << (8 * k);
+      buf |= w << bits;
+      const uint32_t take = (63 - bits) >> 3;
+      pos += take;
+      bits += take * 8;
+      return;
+    }
     while (bits <= 56) {
       if (pos < size) buf |= uint64_t{src[pos]} << bits;
       ++pos;
@@ -189,89 +205,181 @@ ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
   return DecodeError::kOk;
 }
 
-ZARRD_HD inline DecodeError Codes(InflateWorkspace* ws, BitReader* br, uint8_t* dst,
-                                  uint64_t dst_size, uint64_t* op) {
-  for (;;) {
-    const int32_t sym = Decode(ws->lit, br);
-    if (br->Overrun()) return DecodeError::kTruncated;
-    if (sym < 0) return DecodeError::kCorrupt;
-    if (sym < 256) {
-      if (*op >= dst_size) return DecodeError::kOutputOverrun;
-      dst[(*op)++] = static_cast<uint8_t>(sym);
-      continue;
+// What lane 0's parser hands all lanes: a match or a stored block to copy, or the end.
+struct Step {
+  enum Kind : uint32_t { kMatch, kStored, kEnd };
+  uint32_t kind = kEnd;
+  uint32_t len = 0;  // the bytes to copy; kEnd: the DecodeError
+  uint64_t from =
+      0;            // kMatch: the distance back; kStored: the offset in the input; kEnd: bytes read
+  uint64_t op = 0;  // where the copy goes in the output; kEnd: bytes written
+};
+
+template <typename Lanes>
+ZARRD_HD inline uint64_t Broadcast64(const Lanes& lanes, uint64_t v) {
+  return lanes.Broadcast(static_cast<uint32_t>(v)) |
+         uint64_t{lanes.Broadcast(static_cast<uint32_t>(v >> 32))} << 32;
+}
+
+template <typename Lanes>
+ZARRD_HD inline Step BroadcastStep(const Lanes& lanes, const Step& s) {
+  Step b;
+  b.kind = lanes.Broadcast(s.kind);
+  b.len = lanes.Broadcast(s.len);
+  b.from = Broadcast64(lanes, s.from);
+  b.op = Broadcast64(lanes, s.op);
+  return b;
+}
+
+// Lane 0's state: the bit reader, the block being read and the output written so far.
+class Parser {
+ public:
+  ZARRD_HD Parser(const uint8_t* src, uint64_t src_size, uint8_t* dst, uint64_t dst_size,
+                  InflateWorkspace* ws)
+      : br_(src, src_size),
+        src_(src),
+        src_size_(src_size),
+        dst_(dst),
+        dst_size_(dst_size),
+        ws_(ws) {}
+
+  // Writes literals up to the next match or stored block and returns it, or the end.
+  ZARRD_HD Step Next() {
+    for (;;) {
+      if (!in_codes_) {
+        if (last_) return End(DecodeError::kOk);
+        last_ = br_.Get(1) != 0;
+        const uint32_t type = br_.Get(2);
+        if (br_.Overrun()) return End(DecodeError::kTruncated);
+        if (type == 0) return Stored();
+        if (type == 1) {
+          if (!BuildFixed(ws_)) return End(DecodeError::kCorrupt);
+        } else if (type == 2) {
+          const DecodeError e = BuildDynamic(ws_, &br_);
+          if (e != DecodeError::kOk) return End(e);
+        } else {
+          return End(DecodeError::kCorrupt);
+        }
+        in_codes_ = true;
+      }
+      for (;;) {
+        const int32_t sym = Decode(ws_->lit, &br_);
+        if (br_.Overrun()) return End(DecodeError::kTruncated);
+        if (sym < 0) return End(DecodeError::kCorrupt);
+        if (sym < 256) {
+          if (op_ >= dst_size_) return End(DecodeError::kOutputOverrun);
+          dst_[op_++] = static_cast<uint8_t>(sym);
+          continue;
+        }
+        if (sym == 256) break;
+        return Match(sym);
+      }
+      in_codes_ = false;
     }
-    if (sym == 256) return DecodeError::kOk;
-    if (sym > 285) return DecodeError::kCorrupt;
-    uint64_t len;
+  }
+
+ private:
+  ZARRD_HD Step End(DecodeError e) {
+    Step s;
+    s.kind = Step::kEnd;
+    s.len = static_cast<uint32_t>(e);
+    s.from = (br_.used + 7) / 8;
+    s.op = op_;
+    return s;
+  }
+
+  ZARRD_HD Step Copy(uint32_t kind, uint32_t len, uint64_t from) {
+    Step s;
+    s.kind = kind;
+    s.len = len;
+    s.from = from;
+    s.op = op_;
+    op_ += len;
+    return s;
+  }
+
+  ZARRD_HD Step Stored() {
+    const uint64_t at = br_.AlignToByte();
+    if (at > src_size_ || src_size_ - at < 4) return End(DecodeError::kTruncated);
+    const uint32_t len = src_[at] | src_[at + 1] << 8;
+    const uint32_t nlen = src_[at + 2] | src_[at + 3] << 8;
+    if ((len ^ 0xffffu) != nlen) return End(DecodeError::kCorrupt);
+    if (len > src_size_ - at - 4) return End(DecodeError::kTruncated);
+    if (len > dst_size_ - op_) return End(DecodeError::kOutputOverrun);
+    br_.SkipBytes(4 + len);
+    return Copy(Step::kStored, len, at + 4);
+  }
+
+  ZARRD_HD Step Match(int32_t sym) {
+    if (sym > 285) return End(DecodeError::kCorrupt);
+    uint32_t len;
     if (sym < 265) {
       len = sym - 254;
     } else if (sym < 285) {
       const uint32_t extra = (sym - 261) / 4;
-      len = ((4u + (sym - 265) % 4) << extra) + 3 + br->Get(extra);
+      len = ((4u + (sym - 265) % 4) << extra) + 3 + br_.Get(extra);
     } else {
       len = 258;
     }
-    const int32_t d = Decode(ws->dist, br);
-    if (br->Overrun()) return DecodeError::kTruncated;
-    if (d < 0 || d > 29) return DecodeError::kCorrupt;
+    const int32_t d = Decode(ws_->dist, &br_);
+    if (br_.Overrun()) return End(DecodeError::kTruncated);
+    if (d < 0 || d > 29) return End(DecodeError::kCorrupt);
     uint64_t distance = d + 1;
     if (d >= 4) {
       const uint32_t extra = d / 2 - 1;
-      distance = ((2u + d % 2) << extra) + 1 + br->Get(extra);
+      distance = ((2u + d % 2) << extra) + 1 + br_.Get(extra);
     }
-    if (br->Overrun()) return DecodeError::kTruncated;
-    if (distance > *op) return DecodeError::kCorrupt;
-    if (len > dst_size - *op) return DecodeError::kOutputOverrun;
-    for (uint64_t i = 0; i < len; ++i, ++*op) dst[*op] = dst[*op - distance];
+    if (br_.Overrun()) return End(DecodeError::kTruncated);
+    if (distance > op_) return End(DecodeError::kCorrupt);
+    if (len > dst_size_ - op_) return End(DecodeError::kOutputOverrun);
+    return Copy(Step::kMatch, len, distance);
   }
-}
+
+  BitReader br_;
+  const uint8_t* src_;
+  uint64_t src_size_;
+  uint8_t* dst_;
+  uint64_t dst_size_;
+  InflateWorkspace* ws_;
+  uint64_t op_ = 0;
+  bool in_codes_ = false;
+  bool last_ = false;
+};
 }  // namespace inflate
 
 // Inflates the raw deflate stream at `src` into `dst`, stopping after its final block. `*consumed`
-// is the input bytes the stream took (rounded up to a byte), `*written` the bytes written.
+// is the input bytes the stream took (rounded up to a byte), `*written` the bytes written. Every
+// lane calls it with the same arguments; only lane 0 uses `ws`.
+template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                     uint64_t dst_size, uint64_t* consumed, uint64_t* written,
-                                    InflateWorkspace* ws) {
-  using namespace inflate;
-  BitReader br(src, src_size);
-  uint64_t op = 0;
-  *consumed = 0;
-  *written = 0;
-  for (bool last = false; !last;) {
-    last = br.Get(1) != 0;
-    const uint32_t type = br.Get(2);
-    if (br.Overrun()) return DecodeError::kTruncated;
-    DecodeError e = DecodeError::kOk;
-    if (type == 0) {
-      const uint64_t at = br.AlignToByte();
-      if (at > src_size || src_size - at < 4) return DecodeError::kTruncated;
-      const uint32_t len = src[at] | src[at + 1] << 8;
-      const uint32_t nlen = src[at + 2] | src[at + 3] << 8;
-      if ((len ^ 0xffffu) != nlen) return DecodeError::kCorrupt;
-      if (len > src_size - at - 4) return DecodeError::kTruncated;
-      if (len > dst_size - op) return DecodeError::kOutputOverrun;
-      for (uint32_t i = 0; i < len; ++i) dst[op + i] = src[at + 4 + i];
-      op += len;
-      br.SkipBytes(4 + len);
-    } else if (type == 1) {
-      if (!BuildFixed(ws)) return DecodeError::kCorrupt;
-      e = Codes(ws, &br, dst, dst_size, &op);
-    } else if (type == 2) {
-      e = BuildDynamic(ws, &br);
-      if (e == DecodeError::kOk) e = Codes(ws, &br, dst, dst_size, &op);
+                                    InflateWorkspace* ws, const Lanes& lanes = Lanes()) {
+  using inflate::Step;
+  inflate::Parser parser(src, src_size, dst, dst_size, ws);
+  Step step;
+  for (;;) {
+    if (lanes.lane() == 0) step = parser.Next();
+    step = inflate::BroadcastStep(lanes, step);
+    if (step.kind == Step::kEnd) break;
+    lanes.Sync();  // the literals lane 0 wrote and the last copy's bytes, before this copy reads
+    if (step.kind == Step::kMatch) {
+      LaneMatch(lanes, dst, step.op, step.from, step.len);
     } else {
-      return DecodeError::kCorrupt;
+      LaneCopy(lanes, dst + step.op, src + step.from, step.len);
     }
-    *written = op;
-    if (e != DecodeError::kOk) return e;
   }
-  *consumed = (br.used + 7) / 8;
-  return DecodeError::kOk;
+  lanes.Sync();  // every lane's bytes, before any lane reads them (the checksums)
+  *written = step.op;
+  const auto e = static_cast<DecodeError>(step.len);
+  *consumed = e == DecodeError::kOk ? step.from : 0;
+  return e;
 }
 
 // A zlib stream (no preset dictionary) filling exactly `dst_size` bytes.
+template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
-                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws) {
+                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
+                                       const Lanes& lanes = Lanes()) {
   *written = 0;
   if (src_size < 2) return DecodeError::kTruncated;
   const uint32_t cmf = src[0], flg = src[1];
@@ -280,27 +388,22 @@ ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, ui
   }
   if (flg & 0x20) return DecodeError::kUnsupported;  // a preset dictionary
   uint64_t consumed = 0;
-  DecodeError e = Inflate(src + 2, src_size - 2, dst, dst_size, &consumed, written, ws);
+  DecodeError e = Inflate(src + 2, src_size - 2, dst, dst_size, &consumed, written, ws, lanes);
   if (e != DecodeError::kOk) return e;
   const uint64_t at = 2 + consumed;
   if (src_size - at < 4) return DecodeError::kTruncated;
   if (src_size - at > 4) return DecodeError::kCorrupt;  // bytes after the stream
   const uint32_t want = uint32_t{src[at]} << 24 | uint32_t{src[at + 1]} << 16 |
                         uint32_t{src[at + 2]} << 8 | src[at + 3];
-  if (Adler32(dst, *written) != want) return DecodeError::kChecksum;
+  if (LaneAdler32(lanes, dst, *written) != want) return DecodeError::kChecksum;
   return *written == dst_size ? DecodeError::kOk : DecodeError::kOutputShort;
 }
 
-// A zlib stream with its workspace on the stack.
-ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
-                                       uint64_t dst_size, uint64_t* written) {
-  InflateWorkspace ws;
-  return DecodeZlib(src, src_size, dst, dst_size, written, &ws);
-}
-
 // One or more gzip members whose outputs, concatenated, fill exactly `dst_size` bytes.
+template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, uint8_t* dst,
-                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws) {
+                                       uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
+                                       const Lanes& lanes = Lanes()) {
   *written = 0;
   uint64_t at = 0;
   do {
@@ -330,8 +433,8 @@ ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, ui
       at += 2;
     }
     uint64_t consumed = 0, out = 0;
-    DecodeError e =
-        Inflate(src + at, src_size - at, dst + *written, dst_size - *written, &consumed, &out, ws);
+    DecodeError e = Inflate(src + at, src_size - at, dst + *written, dst_size - *written, &consumed,
+                            &out, ws, lanes);
     const uint8_t* member_out = dst + *written;
     *written += out;
     if (e != DecodeError::kOk) return e;
@@ -340,7 +443,7 @@ ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, ui
     const uint8_t* t = src + at;
     const uint32_t crc = t[0] | t[1] << 8 | t[2] << 16 | uint32_t{t[3]} << 24;
     const uint32_t isize = t[4] | t[5] << 8 | t[6] << 16 | uint32_t{t[7]} << 24;
-    if (Crc32(member_out, out) != crc || static_cast<uint32_t>(out) != isize) {
+    if (LaneCrc32(lanes, member_out, out) != crc || static_cast<uint32_t>(out) != isize) {
       return DecodeError::kChecksum;
     }
     at += 8;

@@ -1,12 +1,17 @@
 // Inflate and its zlib/gzip wrappers against zlib: every level and strategy (stored, fixed and
 // dynamic blocks, checked in the streams), gzip header fields and several members, numcodecs'
-// vectors, every gzip chunk of the peer fixtures, and corrupt or truncated streams.
+// vectors, every gzip chunk of the peer fixtures, and corrupt or truncated streams; and the
+// cores on threads acting as the lanes of one warp, as the GPU kernel runs them.
 #include "common/decode/deflate.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <array>
+#include <barrier>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <set>
 
@@ -166,6 +171,175 @@ TEST(Deflate, TruncatedAndCorruptStreamsFailCleanly) {
   // A stored block whose length and its complement disagree.
   const Buffer stored = {0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xfe, 'h', 'e', 'l', 'l', 'o'};
   EXPECT_EQ(OursZlib(stored, 5, &out), DecodeError::kCorrupt);
+}
+
+// Threads acting as the lanes of one warp (lanes.h): a barrier for Sync, a shared slot for
+// Broadcast and the reductions. Every lane must reach the same Syncs, or the threads hang (a
+// watchdog fails the test).
+struct Warp {
+  explicit Warp(uint32_t n) : barrier(n), values(n) {}
+  std::barrier<> barrier;
+  std::vector<uint32_t> values;
+};
+
+struct ThreadLanes {
+  uint32_t l = 0;
+  uint32_t n = 1;
+  Warp* warp = nullptr;
+
+  uint32_t lane() const { return l; }
+  uint32_t count() const { return n; }
+  void Sync() const { warp->barrier.arrive_and_wait(); }
+  uint32_t Broadcast(uint32_t v) const { return Gather(v)[0]; }
+  uint32_t Xor(uint32_t v) const {
+    uint32_t r = 0;
+    for (uint32_t x : Gather(v)) r ^= x;
+    return r;
+  }
+  uint32_t Sum(uint32_t v) const {
+    uint32_t r = 0;
+    for (uint32_t x : Gather(v)) r += x;
+    return r;
+  }
+  // Every lane's v, once all lanes have given theirs (a copy: the next gather reuses the slots).
+  std::vector<uint32_t> Gather(uint32_t v) const {
+    Sync();  // the previous gather's readers are done
+    warp->values[l] = v;
+    Sync();
+    return warp->values;
+  }
+};
+
+// DecodeGzip (or DecodeZlib) on `count` threads as lanes sharing one output and workspace; every
+// lane must return the same error and count.
+DecodeError WithLanes(bool gzip, const Buffer& c, size_t size, uint32_t count, Buffer* out,
+                      uint64_t* written) {
+  out->assign(size, 0xcd);
+  auto ws = std::make_unique<InflateWorkspace>();
+  Warp warp(count);
+  std::vector<std::future<std::pair<DecodeError, uint64_t>>> lanes;
+  for (uint32_t lane = 0; lane < count; ++lane) {
+    lanes.push_back(std::async(std::launch::async, [&, lane] {
+      const ThreadLanes l{lane, count, &warp};
+      uint64_t n = 0;
+      const DecodeError e =
+          gzip ? DecodeGzip(c.data(), c.size(), out->data(), size, &n, ws.get(), l)
+               : DecodeZlib(c.data(), c.size(), out->data(), size, &n, ws.get(), l);
+      warp.barrier.arrive_and_drop();
+      return std::make_pair(e, n);
+    }));
+  }
+  for (auto& f : lanes) {
+    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+      ADD_FAILURE() << "the lanes diverged: some wait at a Sync the others never reach";
+      std::fflush(stdout);
+      std::abort();  // the waiting threads cannot be joined
+    }
+  }
+  const auto first = lanes[0].get();
+  for (uint32_t lane = 1; lane < count; ++lane) {
+    const auto r = lanes[lane].get();
+    EXPECT_EQ(r.first, first.first) << "lane " << lane;
+    EXPECT_EQ(r.second, first.second) << "lane " << lane;
+  }
+  *written = first.second;
+  return first.first;
+}
+
+TEST(DeflateLanes, ManyLanesDecodeLikeZlib) {
+  int streams = 0;
+  // The threads meet at every match, so 32 lanes take the smaller streams.
+  const std::pair<uint32_t, std::vector<size_t>> runs[] = {{3, {0, 2, 150001}}, {32, {1, 20000}}};
+  for (const auto& [count, sizes] : runs) {
+    for (int strategy : {Z_DEFAULT_STRATEGY, Z_RLE, Z_FIXED}) {
+      for (int level : {0, 1, 6}) {
+        for (int kind = 0; kind < 4; ++kind) {
+          for (size_t n : sizes) {
+            SCOPED_TRACE(::testing::Message()
+                         << count << " lanes, strategy " << strategy << " level " << level
+                         << " kind " << kind << " size " << n);
+            const Buffer data = testing::Payload(kind, n, level * 7 + kind);
+            Buffer out;
+            uint64_t written = 0;
+            const Buffer g = testing::ZlibDeflate(data, level, strategy, 31);
+            ASSERT_EQ(WithLanes(true, g, n, count, &out, &written), DecodeError::kOk);
+            ASSERT_EQ(out, data);
+            const Buffer z = testing::ZlibDeflate(data, level, strategy, 15);
+            ASSERT_EQ(WithLanes(false, z, n, count, &out, &written), DecodeError::kOk);
+            ASSERT_EQ(out, data);
+            streams += 2;
+          }
+        }
+      }
+    }
+  }
+  std::cout << streams << " streams on lanes\n";
+}
+
+TEST(DeflateLanes, SeveralMembersAndDamagedStreamsEndAsOnOneLane) {
+  const Buffer a = testing::Payload(2, 33333, 4), b = testing::Payload(0, 7000, 5);
+  Buffer both = testing::ZlibDeflate(a, 5, Z_DEFAULT_STRATEGY, 31);
+  const Buffer second = testing::ZlibDeflate(b, 0, Z_DEFAULT_STRATEGY, 31);
+  both.insert(both.end(), second.begin(), second.end());
+  Buffer ab = a;
+  ab.insert(ab.end(), b.begin(), b.end());
+  Buffer out, one;
+  uint64_t written = 0;
+  ASSERT_EQ(WithLanes(true, both, ab.size(), 32, &out, &written), DecodeError::kOk);
+  EXPECT_EQ(out, ab);
+  // Damaged and cut streams: the lanes end with the one-lane decode's error and byte count, and
+  // where they accept, zlib agrees.
+  const Buffer z = testing::ZlibDeflate(a, 6, Z_DEFAULT_STRATEGY, 15);
+  int damaged = 0;
+  for (size_t k = 0; k < both.size(); k += 1 + both.size() / 60) {
+    for (bool gzip : {true, false}) {
+      Buffer bad = gzip ? both : z;
+      const size_t size = gzip ? ab.size() : a.size();
+      if (k >= bad.size()) continue;
+      bad[k] ^= 0x24;
+      const Buffer cut(bad.begin(), bad.begin() + (k * 7) % bad.size());
+      for (const Buffer* input : std::array<const Buffer*, 2>{&bad, &cut}) {
+        one.assign(size, 0xcd);
+        uint64_t one_written = 0;
+        auto ws = std::make_unique<InflateWorkspace>();
+        const DecodeError want = gzip ? DecodeGzip(input->data(), input->size(), one.data(), size,
+                                                   &one_written, ws.get())
+                                      : DecodeZlib(input->data(), input->size(), one.data(), size,
+                                                   &one_written, ws.get());
+        EXPECT_EQ(WithLanes(gzip, *input, size, 32, &out, &written), want) << k;
+        EXPECT_EQ(written, one_written) << k;
+        EXPECT_EQ(out, one) << k;
+        damaged += want != DecodeError::kOk;
+      }
+    }
+  }
+  EXPECT_GT(damaged, 100);
+}
+
+TEST(DeflateLanes, ChecksumsSplitByLaneEqualZlibs) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{31}, size_t{5553}, size_t{100003}}) {
+    const Buffer data = testing::Payload(3, n, static_cast<int>(n));
+    const uint32_t crc = static_cast<uint32_t>(crc32(0, data.data(), static_cast<uInt>(n)));
+    const uint32_t adler = static_cast<uint32_t>(adler32(1, data.data(), static_cast<uInt>(n)));
+    EXPECT_EQ(Crc32(data.data(), n), crc) << n;
+    EXPECT_EQ(LaneCrc32(SerialLanes(), data.data(), n), crc) << n;
+    EXPECT_EQ(LaneAdler32(SerialLanes(), data.data(), n), adler) << n;
+    for (uint32_t count : {2u, 7u, 32u}) {
+      Warp warp(count);
+      std::vector<std::future<std::pair<uint32_t, uint32_t>>> lanes;
+      for (uint32_t lane = 0; lane < count; ++lane) {
+        lanes.push_back(std::async(std::launch::async, [&, lane] {
+          const ThreadLanes l{lane, count, &warp};
+          return std::make_pair(LaneCrc32(l, data.data(), n), LaneAdler32(l, data.data(), n));
+        }));
+      }
+      for (auto& f : lanes) {
+        const auto r = f.get();
+        EXPECT_EQ(r.first, crc) << n << " bytes on " << count << " lanes";
+        EXPECT_EQ(r.second, adler) << n << " bytes on " << count << " lanes";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // of a CUDA warp (WarpLanes, common/cuda). The LZ cores parse each sequence in every lane (the
 // same bytes, so no divergence) and split the copies by lane; Sync() orders a lane's writes
 // before another lane reads them; Broadcast hands lane 0's result (of
-// a step only lane 0 runs) to all lanes.
+// a step only lane 0 runs) to all lanes; Xor and Sum combine every lane's value (each lane's
+// share of a checksum).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ struct SerialLanes {
   ZARRD_HD void Sync() const {}
   // Lane 0's value, in every lane.
   ZARRD_HD uint32_t Broadcast(uint32_t v) const { return v; }
+  ZARRD_HD uint32_t Xor(uint32_t v) const { return v; }
+  ZARRD_HD uint32_t Sum(uint32_t v) const { return v; }
 };
 
 // dst[0, n) = src[0, n); the ranges do not overlap.
