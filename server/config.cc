@@ -38,9 +38,14 @@ Status ReadUnsigned(const json& j, const char* key, T* out) {
   return OkStatus();
 }
 
-Status ReadBool(const json& j, const char* key, bool* out) {
+// `where` names the object holding `key` ("" for the top level).
+std::string FieldName(const std::string& where, const char* key) {
+  return where.empty() ? key : where + "." + key;
+}
+
+Status ReadBool(const json& j, const char* key, bool* out, const std::string& where = "") {
   if (!j.contains(key)) return OkStatus();
-  if (!j[key].is_boolean()) return Field(key, "must be true or false");
+  if (!j[key].is_boolean()) return Field(FieldName(where, key), "must be true or false");
   *out = j[key].get<bool>();
   return OkStatus();
 }
@@ -70,7 +75,7 @@ Result<std::vector<DeviceConfig>> ParseDevices(const json& j) {
 
 Status ReadString(const json& j, const char* key, const std::string& where, std::string* out) {
   if (!j.contains(key)) return OkStatus();
-  if (!j[key].is_string()) return Field(where + "." + key, "must be a string");
+  if (!j[key].is_string()) return Field(FieldName(where, key), "must be a string");
   *out = j[key].get<std::string>();
   return OkStatus();
 }
@@ -120,7 +125,7 @@ Status ParseS3(const json& s, const std::string& where, StoreConfig* store) {
   ZARRD_RETURN_IF_ERROR(ReadString(s, "secret_access_key", where, &c.secret_access_key));
   ZARRD_RETURN_IF_ERROR(ReadString(s, "session_token", where, &c.session_token));
   ZARRD_RETURN_IF_ERROR(ReadString(s, "profile", where, &c.profile));
-  c.anonymous = s.value("anonymous", false);
+  ZARRD_RETURN_IF_ERROR(ReadBool(s, "anonymous", &c.anonymous, where));
   return OkStatus();
 }
 
@@ -134,8 +139,9 @@ ServerConfig DefaultConfig() {
   return c;
 }
 
-Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
-  if (!j.is_object()) return InvalidArgument("config: expected a JSON object");
+namespace {
+
+Result<ServerConfig> ParseConfigFields(const json& j, const std::string& base_dir) {
   static const std::set<std::string> kKnown = {"stores",
                                                "listen",
                                                "socket_mode",
@@ -179,7 +185,8 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     store.name = s["name"];
     const std::string where = "stores[" + store.name + "]";
     if (!names.insert(store.name).second) return Field(where, "is named twice");
-    store.kind = s.value("kind", "local");
+    store.kind = "local";
+    ZARRD_RETURN_IF_ERROR(ReadString(s, "kind", where, &store.kind));
     if (store.kind != "local" && store.kind != "memory" && store.kind != "gpu" &&
         store.kind != "s3" && store.kind != "http") {
       return Field(where + ".kind", "must be \"local\", \"memory\", \"gpu\", \"s3\" or \"http\"");
@@ -195,6 +202,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     }
     if (store.kind == "gpu") {
       store.device = DeviceKey(s.value("device", json("0")));
+      if (store.device.empty()) return Field(where + ".device", "must be a UUID or an ordinal");
       ZARRD_RETURN_IF_ERROR(ReadUnsigned(s, "capacity_bytes", &store.capacity_bytes));
     }
     if (store.kind == "local") {
@@ -204,8 +212,9 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
       if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
       store.root = root.lexically_normal().string();
     }
-    store.read_only = s.value("read_only", false) || store.kind == "http";
-    store.fsync = s.value("fsync", false);
+    ZARRD_RETURN_IF_ERROR(ReadBool(s, "read_only", &store.read_only, where));
+    store.read_only = store.read_only || store.kind == "http";
+    ZARRD_RETURN_IF_ERROR(ReadBool(s, "fsync", &store.fsync, where));
     c.stores.push_back(std::move(store));
   }
   if (j.contains("listen")) {
@@ -229,10 +238,12 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
   }
   if (j.contains("socket_mode")) {
     const json& m = j["socket_mode"];
-    if (m.is_string()) {
-      c.socket_mode = static_cast<uint32_t>(std::stoul(m.get<std::string>(), nullptr, 8));
-    } else if (m.is_number_unsigned()) {
+    const std::string octal = m.is_string() ? m.get<std::string>() : "";
+    if (m.is_number_unsigned() && m.get<uint64_t>() <= 0777) {
       c.socket_mode = m.get<uint32_t>();
+    } else if (!octal.empty() && octal.size() <= 4 &&
+               octal.find_first_not_of("01234567") == std::string::npos) {
+      c.socket_mode = static_cast<uint32_t>(std::stoul(octal, nullptr, 8));
     } else {
       return Field("socket_mode", "must be an octal string such as \"0660\"");
     }
@@ -298,7 +309,7 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
       return Field("shutdown_grace_seconds", "must be a number");
     c.shutdown_grace_seconds = j["shutdown_grace_seconds"];
   }
-  c.log_level = j.value("log_level", c.log_level);
+  ZARRD_RETURN_IF_ERROR(ReadString(j, "log_level", "", &c.log_level));
   if (j.contains("socket_group")) {
     if (!j["socket_group"].is_string()) return Field("socket_group", "must be a group name");
     c.socket_group = j["socket_group"];
@@ -326,6 +337,19 @@ Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
     c.metrics_listen = MetricsAddress(j["metrics_listen"]);
   }
   return c;
+}
+
+}  // namespace
+
+Result<ServerConfig> ParseConfig(const json& j, const std::string& base_dir) {
+  if (!j.is_object()) return InvalidArgument("config: expected a JSON object");
+  // Every field is checked before it is read; this catches what a check missed, so that a bad
+  // file given to SIGHUP's reload is refused like one given at start.
+  try {
+    return ParseConfigFields(j, base_dir);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("config: ") + e.what());
+  }
 }
 
 Result<ServerConfig> LoadConfig(const std::string& path) {

@@ -72,5 +72,77 @@ TEST(ConfigArrays, BadEntriesAreRefusedNamingTheField) {
   }
 }
 
+TEST(ConfigStores, FieldsOfTheWrongTypeAreRefusedNamingTheField) {
+  const json local = {{"name", "l"}, {"root", "data"}};
+  for (auto [extra, field] :
+       {std::pair{json{{"read_only", "yes"}}, "stores[l].read_only"},
+        std::pair{json{{"fsync", 1}}, "stores[l].fsync"},
+        std::pair{json{{"kind", 3}}, "stores[l].kind"},
+        std::pair{json{{"kind", "gpu"}, {"device", true}}, "stores[l].device"},
+        std::pair{json{{"kind", "s3"}, {"bucket", "b"}, {"anonymous", "x"}},
+                  "stores[l].anonymous"}}) {
+    json store = local;
+    store.update(extra);
+    auto c = ParseConfig(json{{"stores", {store}}}, "/tmp");
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << extra.dump();
+    EXPECT_NE(c.status().message().find(field), std::string::npos) << c.status().message();
+  }
+  for (auto [extra, field] : {std::pair{json{{"log_level", 5}}, "log_level"},
+                              std::pair{json{{"socket_mode", "zz"}}, "socket_mode"},
+                              std::pair{json{{"socket_mode", "99999"}}, "socket_mode"},
+                              std::pair{json{{"socket_mode", 4096}}, "socket_mode"}}) {
+    auto c = Parse(extra);
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << extra.dump();
+    EXPECT_NE(c.status().message().find(field), std::string::npos) << c.status().message();
+  }
+  auto c = Parse({{"socket_mode", "0640"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->socket_mode, 0640u);
+}
+
+// What SIGHUP's reload parses may hold anything: every setting, at the top and in a store, given a
+// value of every JSON type, is refused or taken, and never throws.
+TEST(ConfigStores, AnyValueOfAnySettingIsRefusedOrTakenNeverThrown) {
+  const json values[] = {json(nullptr), json(true), json(-1),         json(1u << 31),
+                         json(0.5),     json("zz"), json::array({1}), json::object({{"a", 1}})};
+  const char* top[] = {"stores",
+                       "listen",
+                       "socket_mode",
+                       "worker_threads",
+                       "max_request_bytes",
+                       "default_prototype",
+                       "arrays",
+                       "shutdown_grace_seconds",
+                       "log_level",
+                       "devices",
+                       "gpu_decode",
+                       "gpu_decode_prewarm",
+                       "lease_ttl_seconds",
+                       "metrics_listen",
+                       "enable_stream_bytes",
+                       "socket_group",
+                       "tls"};
+  const char* in_store[] = {"name",           "kind",   "root",     "read_only", "fsync", "device",
+                            "capacity_bytes", "bucket", "endpoint", "anonymous", "http",  "url"};
+  int refused = 0;
+  for (const json& v : values) {
+    for (const char* key : top) {
+      json j = {{"stores", {{{"name", "m"}, {"kind", "memory"}}}}};
+      j[key] = v;
+      EXPECT_NO_THROW(refused += !ParseConfig(j, "/tmp").ok()) << key << " " << v.dump();
+    }
+    for (const char* kind : {"local", "memory", "gpu", "s3", "http"}) {
+      for (const char* key : in_store) {
+        json store = {
+            {"name", "s"}, {"kind", kind}, {"root", "r"}, {"bucket", "b"}, {"url", "http://h"}};
+        store[key] = v;
+        EXPECT_NO_THROW(refused += !ParseConfig(json{{"stores", {store}}}, "/tmp").ok())
+            << kind << " " << key << " " << v.dump();
+      }
+    }
+  }
+  EXPECT_GT(refused, 300);
+}
+
 }  // namespace
 }  // namespace zarrd::server

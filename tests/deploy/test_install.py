@@ -78,6 +78,19 @@ def test_exec_start_serves_notifies_reloads_and_stops(prefix, tmp_path):
             time.sleep(0.05)
         assert "SIGHUP: log level debug" in Path(log.name).read_text()
         assert proc.poll() is None  # a reload does not stop it
+        # A file the administrator got wrong (a setting of the wrong type) is refused, and the
+        # server keeps running on the configuration it has.
+        config["stores"][0]["read_only"] = "yes"
+        config_path.write_text(json.dumps(config))
+        proc.send_signal(signal.SIGHUP)
+        refused = "read_only must be true or false; keeping the running configuration"
+        deadline = time.time() + 10
+        while refused not in Path(log.name).read_text() and time.time() < deadline:
+            time.sleep(0.05)
+        assert refused in Path(log.name).read_text()
+        health = subprocess.run([zarrctl, "--address", f"unix:{tmp_path}/zarrd.sock", "health"],
+                                capture_output=True, text=True, timeout=30)
+        assert proc.poll() is None and health.stdout.strip() == "SERVING"
         proc.send_signal(signal.SIGTERM)
         assert notify.recv(64) == b"STOPPING=1"
         assert proc.wait(timeout=30) == 0
