@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "common/metadata/json_document.h"
@@ -34,6 +35,7 @@ template <typename T>
 Status ReadUnsigned(const json& j, const char* key, T* out) {
   if (!j.contains(key)) return OkStatus();
   if (!j[key].is_number_unsigned()) return Field(key, "must be a non-negative integer");
+  if (j[key].get<uint64_t>() > std::numeric_limits<T>::max()) return Field(key, "is too large");
   *out = j[key].get<T>();
   return OkStatus();
 }

@@ -90,7 +90,9 @@ TEST(ConfigStores, FieldsOfTheWrongTypeAreRefusedNamingTheField) {
   for (auto [extra, field] : {std::pair{json{{"log_level", 5}}, "log_level"},
                               std::pair{json{{"socket_mode", "zz"}}, "socket_mode"},
                               std::pair{json{{"socket_mode", "99999"}}, "socket_mode"},
-                              std::pair{json{{"socket_mode", 4096}}, "socket_mode"}}) {
+                              std::pair{json{{"socket_mode", 4096}}, "socket_mode"},
+                              std::pair{json{{"stream_piece_bytes", (uint64_t{1} << 32) + 8192}},
+                                        "stream_piece_bytes is too large"}}) {
     auto c = Parse(extra);
     EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << extra.dump();
     EXPECT_NE(c.status().message().find(field), std::string::npos) << c.status().message();
