@@ -240,8 +240,8 @@ TEST(Array, DecodesOnGpuCountsTheChunksARead) {
   EXPECT_TRUE(auto_takes_exactly(zstd_array, band, 4));
   EXPECT_TRUE(zstd_array->DecodesOnGpu(band, policy(GpuDecodeMode::kAlways, 1024)));
   EXPECT_FALSE(zstd_array->DecodesOnGpu(all, policy(GpuDecodeMode::kNever, 1)));
-  // gzip only when always; a chain without a compressor never.
-  EXPECT_FALSE(gzip_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAuto, 1)));
+  // gzip as zstd; a chain without a compressor never.
+  EXPECT_TRUE(auto_takes_exactly(gzip_array, all, 16));
   EXPECT_TRUE(gzip_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
   EXPECT_FALSE(raw_array->DecodesOnGpu(all, policy(GpuDecodeMode::kAlways, 1)));
   // 64 inner chunks of 5x5 in 4 shards; the band covers 2 x 4 of them.

@@ -27,11 +27,12 @@ constexpr size_t kGpuDecodeMinChunks = 1024;
 struct GpuDecodePolicy {
   GpuDecodeMode mode = GpuDecodeMode::kAuto;
   size_t min_chunks = kGpuDecodeMinChunks;
-  // What auto decodes on the GPU: the compressors measured faster there end to end (bench/run,
-  // H200, 16 cores, 2026-12-05): R1 (zstd 3) whole to the GPU 13.7 GB/s decoding on the GPU
-  // against 5.1 on the CPUs; R4 (blosc lz4 + shuffle) 19.7 against 10.8. Deflate's kernel is
-  // slower than the CPUs (R5 1.3 against 2.1 GB/s).
-  std::vector<CompressorFamily> auto_families = {CompressorFamily::kZstd, CompressorFamily::kBlosc};
+  // What auto decodes on the GPU: the compressors measured faster there end to end (the suite,
+  // 16 cores): R1 (zstd 3) whole to the GPU 13.7 GB/s decoding on the GPU against 5.1 on the
+  // CPUs and R4 (blosc lz4 + shuffle) 19.7 against 10.8 (H200, 2026-12-05); R5 (gzip 5) 4.19
+  // against 2.67 (H100, 2026-12-07, a warp a stream).
+  std::vector<CompressorFamily> auto_families = {CompressorFamily::kZstd, CompressorFamily::kBlosc,
+                                                 CompressorFamily::kDeflate};
   // Whether a read of `num_chunks` chunks of a chain ending in `kind` decodes on the GPU.
   bool Use(size_t num_chunks, CompressorFamily kind) const;
 };
