@@ -4,7 +4,11 @@
 
 #include <zlib.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -38,6 +42,26 @@ struct Split {
   Buffer original;
 };
 std::vector<Split> SplitsOf(const Buffer& container, const Buffer& data);
+
+// Runs lane(i) for every i < count on `count` threads at once, as the lanes of one warp, and
+// returns their results in lane order. A thread still waiting after 120 s means the lanes
+// diverged (some wait at a Sync the others never reach): the process aborts, as such threads
+// cannot be joined.
+template <class Lane>
+auto RunOnThreads(uint32_t count, const Lane& lane) -> std::vector<decltype(lane(0u))> {
+  std::vector<std::future<decltype(lane(0u))>> lanes;
+  for (uint32_t i = 0; i < count; ++i) lanes.push_back(std::async(std::launch::async, lane, i));
+  for (auto& f : lanes) {
+    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+      std::fprintf(stderr, "the lanes diverged: some wait at a Sync the others never reach\n");
+      std::fflush(nullptr);
+      std::abort();
+    }
+  }
+  std::vector<decltype(lane(0u))> results;
+  for (auto& f : lanes) results.push_back(f.get());
+  return results;
+}
 
 // Every regular file under the peer fixtures' zarrs/ and zarrita/ folders.
 std::vector<std::string> FixtureFiles();

@@ -9,9 +9,7 @@
 
 #include <array>
 #include <barrier>
-#include <chrono>
 #include <filesystem>
-#include <future>
 #include <memory>
 #include <set>
 
@@ -217,42 +215,29 @@ DecodeError WithLanes(bool gzip, const Buffer& c, size_t size, uint32_t count, B
   out->assign(size, 0xcd);
   auto ws = std::make_unique<InflateWorkspace>();
   Warp warp(count);
-  std::vector<std::future<std::pair<DecodeError, uint64_t>>> lanes;
-  for (uint32_t lane = 0; lane < count; ++lane) {
-    lanes.push_back(std::async(std::launch::async, [&, lane] {
-      const ThreadLanes l{lane, count, &warp};
-      uint64_t n = 0;
-      const DecodeError e =
-          gzip ? DecodeGzip(c.data(), c.size(), out->data(), size, &n, ws.get(), l)
-               : DecodeZlib(c.data(), c.size(), out->data(), size, &n, ws.get(), l);
-      warp.barrier.arrive_and_drop();
-      return std::make_pair(e, n);
-    }));
-  }
-  for (auto& f : lanes) {
-    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
-      ADD_FAILURE() << "the lanes diverged: some wait at a Sync the others never reach";
-      std::fflush(stdout);
-      std::abort();  // the waiting threads cannot be joined
-    }
-  }
-  const auto first = lanes[0].get();
+  const auto results = testing::RunOnThreads(count, [&](uint32_t lane) {
+    const ThreadLanes l{lane, count, &warp};
+    uint64_t n = 0;
+    const DecodeError e = gzip ? DecodeGzip(c.data(), c.size(), out->data(), size, &n, ws.get(), l)
+                               : DecodeZlib(c.data(), c.size(), out->data(), size, &n, ws.get(), l);
+    warp.barrier.arrive_and_drop();
+    return std::make_pair(e, n);
+  });
   for (uint32_t lane = 1; lane < count; ++lane) {
-    const auto r = lanes[lane].get();
-    EXPECT_EQ(r.first, first.first) << "lane " << lane;
-    EXPECT_EQ(r.second, first.second) << "lane " << lane;
+    EXPECT_EQ(results[lane].first, results[0].first) << "lane " << lane;
+    EXPECT_EQ(results[lane].second, results[0].second) << "lane " << lane;
   }
-  *written = first.second;
-  return first.first;
+  *written = results[0].second;
+  return results[0].first;
 }
 
 TEST(DeflateLanes, ManyLanesDecodeLikeZlib) {
   int streams = 0;
   // The threads meet at every match, so 32 lanes take the smaller streams.
-  const std::pair<uint32_t, std::vector<size_t>> runs[] = {{3, {0, 2, 150001}}, {32, {1, 20000}}};
+  const std::pair<uint32_t, std::vector<size_t>> runs[] = {{3, {0, 2, 70001}}, {32, {1, 6000}}};
   for (const auto& [count, sizes] : runs) {
-    for (int strategy : {Z_DEFAULT_STRATEGY, Z_RLE, Z_FIXED}) {
-      for (int level : {0, 1, 6}) {
+    for (int strategy : {Z_DEFAULT_STRATEGY, Z_FIXED}) {
+      for (int level : {0, 6}) {
         for (int kind = 0; kind < 4; ++kind) {
           for (size_t n : sizes) {
             SCOPED_TRACE(::testing::Message()
@@ -291,7 +276,7 @@ TEST(DeflateLanes, SeveralMembersAndDamagedStreamsEndAsOnOneLane) {
   // where they accept, zlib agrees.
   const Buffer z = testing::ZlibDeflate(a, 6, Z_DEFAULT_STRATEGY, 15);
   int damaged = 0;
-  for (size_t k = 0; k < both.size(); k += 1 + both.size() / 60) {
+  for (size_t k = 0; k < both.size(); k += 1 + both.size() / 30) {
     for (bool gzip : {true, false}) {
       Buffer bad = gzip ? both : z;
       const size_t size = gzip ? ab.size() : a.size();
@@ -306,14 +291,15 @@ TEST(DeflateLanes, SeveralMembersAndDamagedStreamsEndAsOnOneLane) {
                                                    &one_written, ws.get())
                                       : DecodeZlib(input->data(), input->size(), one.data(), size,
                                                    &one_written, ws.get());
-        EXPECT_EQ(WithLanes(gzip, *input, size, 32, &out, &written), want) << k;
+        EXPECT_EQ(WithLanes(gzip, *input, size, 8, &out, &written), want) << k;
         EXPECT_EQ(written, one_written) << k;
         EXPECT_EQ(out, one) << k;
         damaged += want != DecodeError::kOk;
       }
     }
   }
-  EXPECT_GT(damaged, 100);
+  std::cout << damaged << " damaged streams\n";
+  EXPECT_GT(damaged, 50);
 }
 
 TEST(DeflateLanes, ChecksumsSplitByLaneEqualZlibs) {
@@ -326,15 +312,11 @@ TEST(DeflateLanes, ChecksumsSplitByLaneEqualZlibs) {
     EXPECT_EQ(LaneAdler32(SerialLanes(), data.data(), n), adler) << n;
     for (uint32_t count : {2u, 7u, 32u}) {
       Warp warp(count);
-      std::vector<std::future<std::pair<uint32_t, uint32_t>>> lanes;
-      for (uint32_t lane = 0; lane < count; ++lane) {
-        lanes.push_back(std::async(std::launch::async, [&, lane] {
-          const ThreadLanes l{lane, count, &warp};
-          return std::make_pair(LaneCrc32(l, data.data(), n), LaneAdler32(l, data.data(), n));
-        }));
-      }
-      for (auto& f : lanes) {
-        const auto r = f.get();
+      const auto results = testing::RunOnThreads(count, [&](uint32_t lane) {
+        const ThreadLanes l{lane, count, &warp};
+        return std::make_pair(LaneCrc32(l, data.data(), n), LaneAdler32(l, data.data(), n));
+      });
+      for (const auto& r : results) {
         EXPECT_EQ(r.first, crc) << n << " bytes on " << count << " lanes";
         EXPECT_EQ(r.second, adler) << n << " bytes on " << count << " lanes";
       }

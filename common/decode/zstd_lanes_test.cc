@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "common/decode/decode_test_util.h"
 #include "common/decode/zstd_decode.h"
 #include "common/decode/zstd_test_util.h"
 
@@ -81,29 +82,17 @@ struct ThreadLanes {
 template <class Decode>
 DecodeError RunLanes(uint32_t count, const Decode& decode) {
   Warp warp(count);
-  std::vector<std::future<std::pair<DecodeError, uint64_t>>> lanes;
-  for (uint32_t lane = 0; lane < count; ++lane) {
-    lanes.push_back(std::async(std::launch::async, [&, lane] {
-      uint64_t written = 0;
-      const DecodeError e = decode(ThreadLanes{lane, count, &warp}, &written);
-      warp.barrier.arrive_and_drop();
-      return std::make_pair(e, written);
-    }));
-  }
-  for (auto& f : lanes) {
-    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
-      ADD_FAILURE() << "the lanes diverged: some wait at a Sync the others never reach";
-      std::fflush(stdout);
-      std::abort();  // the waiting threads cannot be joined
-    }
-  }
-  const auto first = lanes[0].get();
+  const auto results = RunOnThreads(count, [&](uint32_t lane) {
+    uint64_t written = 0;
+    const DecodeError e = decode(ThreadLanes{lane, count, &warp}, &written);
+    warp.barrier.arrive_and_drop();
+    return std::make_pair(e, written);
+  });
   for (uint32_t lane = 1; lane < count; ++lane) {
-    const auto r = lanes[lane].get();
-    EXPECT_EQ(r.first, first.first) << "lane " << lane;
-    EXPECT_EQ(r.second, first.second) << "lane " << lane;
+    EXPECT_EQ(results[lane].first, results[0].first) << "lane " << lane;
+    EXPECT_EQ(results[lane].second, results[0].second) << "lane " << lane;
   }
-  return first.first;
+  return results[0].first;
 }
 
 // DecodeZstd with `count` lanes.
