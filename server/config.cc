@@ -31,18 +31,22 @@ Result<GpuDecodeMode> ParseGpuDecode(const json& j, const std::string& field) {
   return *mode;
 }
 
-template <typename T>
-Status ReadUnsigned(const json& j, const char* key, T* out) {
-  if (!j.contains(key)) return OkStatus();
-  if (!j[key].is_number_unsigned()) return Field(key, "must be a non-negative integer");
-  if (j[key].get<uint64_t>() > std::numeric_limits<T>::max()) return Field(key, "is too large");
-  *out = j[key].get<T>();
-  return OkStatus();
-}
-
 // `where` names the object holding `key` ("" for the top level).
 std::string FieldName(const std::string& where, const char* key) {
   return where.empty() ? key : where + "." + key;
+}
+
+template <typename T>
+Status ReadUnsigned(const json& j, const char* key, T* out, const std::string& where = "") {
+  if (!j.contains(key)) return OkStatus();
+  if (!j[key].is_number_unsigned()) {
+    return Field(FieldName(where, key), "must be a non-negative integer");
+  }
+  if (j[key].get<uint64_t>() > std::numeric_limits<T>::max()) {
+    return Field(FieldName(where, key), "is too large");
+  }
+  *out = j[key].get<T>();
+  return OkStatus();
 }
 
 Status ReadBool(const json& j, const char* key, bool* out, const std::string& where = "") {
@@ -67,8 +71,8 @@ Result<std::vector<DeviceConfig>> ParseDevices(const json& j) {
       return Field("devices[]", "needs \"device\": a UUID or an ordinal");
     }
     dc.device = DeviceKey(d["device"]);
-    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "pool_bytes", &dc.pool_bytes));
-    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "slab_bytes", &dc.slab_bytes));
+    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "pool_bytes", &dc.pool_bytes, "devices[]"));
+    ZARRD_RETURN_IF_ERROR(ReadUnsigned(d, "slab_bytes", &dc.slab_bytes, "devices[]"));
     if (dc.slab_bytes < (2u << 20)) return Field("devices[].slab_bytes", "must be at least 2 MiB");
     devices.push_back(std::move(dc));
   }
@@ -89,19 +93,20 @@ Status ParseHttpOptions(const json& s, const std::string& where, HttpOptions* o)
       "backoff_base_ms",    "backoff_max_ms",  "retry_budget"};
   if (!s.contains("http")) return OkStatus();
   const json& h = s["http"];
-  if (!h.is_object()) return Field(where + ".http", "must be an object");
+  const std::string http = where + ".http";
+  if (!h.is_object()) return Field(http, "must be an object");
   for (const auto& [key, value] : h.items()) {
-    if (!kKnown.count(key)) return Field(where + ".http." + key, "is not a known setting");
+    if (!kKnown.count(key)) return Field(http + "." + key, "is not a known setting");
   }
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "connect_timeout_ms", &o->connect_timeout_ms));
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_bytes", &o->low_speed_bytes));
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_seconds", &o->low_speed_seconds));
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "max_attempts", &o->max_attempts));
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_base_ms", &o->backoff_base_ms));
-  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_max_ms", &o->backoff_max_ms));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "connect_timeout_ms", &o->connect_timeout_ms, http));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_bytes", &o->low_speed_bytes, http));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "low_speed_seconds", &o->low_speed_seconds, http));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "max_attempts", &o->max_attempts, http));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_base_ms", &o->backoff_base_ms, http));
+  ZARRD_RETURN_IF_ERROR(ReadUnsigned(h, "backoff_max_ms", &o->backoff_max_ms, http));
   if (h.contains("retry_budget")) {
     if (!h["retry_budget"].is_number() || h["retry_budget"].get<double>() < 0) {
-      return Field(where + ".http.retry_budget", "must be a non-negative number");
+      return Field(http + ".retry_budget", "must be a non-negative number");
     }
     o->retry_budget = h["retry_budget"].get<double>();
   }
@@ -205,7 +210,7 @@ Result<ServerConfig> ParseConfigFields(const json& j, const std::string& base_di
     if (store.kind == "gpu") {
       store.device = DeviceKey(s.value("device", json("0")));
       if (store.device.empty()) return Field(where + ".device", "must be a UUID or an ordinal");
-      ZARRD_RETURN_IF_ERROR(ReadUnsigned(s, "capacity_bytes", &store.capacity_bytes));
+      ZARRD_RETURN_IF_ERROR(ReadUnsigned(s, "capacity_bytes", &store.capacity_bytes, where));
     }
     if (store.kind == "local") {
       if (!s.contains("root") || !s["root"].is_string())

@@ -79,8 +79,10 @@ TEST(ConfigStores, FieldsOfTheWrongTypeAreRefusedNamingTheField) {
         std::pair{json{{"fsync", 1}}, "stores[l].fsync"},
         std::pair{json{{"kind", 3}}, "stores[l].kind"},
         std::pair{json{{"kind", "gpu"}, {"device", true}}, "stores[l].device"},
-        std::pair{json{{"kind", "s3"}, {"bucket", "b"}, {"anonymous", "x"}},
-                  "stores[l].anonymous"}}) {
+        std::pair{json{{"kind", "s3"}, {"bucket", "b"}, {"anonymous", "x"}}, "stores[l].anonymous"},
+        std::pair{json{{"kind", "gpu"}, {"capacity_bytes", -1}}, "stores[l].capacity_bytes"},
+        std::pair{json{{"kind", "s3"}, {"bucket", "b"}, {"http", {{"max_attempts", "3"}}}},
+                  "stores[l].http.max_attempts"}}) {
     json store = local;
     store.update(extra);
     auto c = ParseConfig(json{{"stores", {store}}}, "/tmp");
