@@ -209,10 +209,12 @@ ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
 struct Step {
   enum Kind : uint32_t { kMatch, kStored, kEnd };
   uint32_t kind = kEnd;
-  uint32_t len = 0;  // the bytes to copy; kEnd: the DecodeError
-  uint64_t from =
-      0;            // kMatch: the distance back; kStored: the offset in the input; kEnd: bytes read
-  uint64_t op = 0;  // where the copy goes in the output; kEnd: bytes written
+  // The bytes to copy; kEnd: the DecodeError.
+  uint32_t len = 0;
+  // kMatch: the distance back; kStored: the offset in the input; kEnd: the bytes read.
+  uint64_t from = 0;
+  // Where the copy goes in the output; kEnd: the bytes written.
+  uint64_t op = 0;
 };
 
 template <typename Lanes>
