@@ -8,21 +8,24 @@ namespace {
 
 using decode::DecodeTask;
 
-// A warp a stream: lane 0 parses, the lanes copy matches and stored blocks and split the
-// checksum. One warp a block, so that a batch's streams spread over every SM.
+// A warp a stream: lane 0 parses into a window in shared memory, the lanes move the window's bytes
+// to the output and split the checksum. One warp a block, so that a batch's streams spread over
+// every SM (37 KiB of shared memory a block: six blocks an SM).
 constexpr uint32_t kThreads = 32;
 
 __global__ void __launch_bounds__(kThreads)
     DeflateKernel(DecodeTask* tasks, DeflateWrapper wrapper) {
   __shared__ decode::InflateWorkspace ws;
+  __shared__ decode::InflateWindow window;
   DecodeTask& task = tasks[blockIdx.x];
   const WarpLanes lanes{threadIdx.x};
   uint64_t written = 0;
-  const decode::DecodeError e = wrapper == DeflateWrapper::kGzip
-                                    ? decode::DecodeGzip(task.src, task.src_size, task.dst,
-                                                         task.dst_size, &written, &ws, lanes)
-                                    : decode::DecodeZlib(task.src, task.src_size, task.dst,
-                                                         task.dst_size, &written, &ws, lanes);
+  const decode::DecodeError e =
+      wrapper == DeflateWrapper::kGzip
+          ? decode::DecodeGzip(task.src, task.src_size, task.dst, task.dst_size, &written, &ws,
+                               lanes, &window)
+          : decode::DecodeZlib(task.src, task.src_size, task.dst, task.dst_size, &written, &ws,
+                               lanes, &window);
   if (threadIdx.x == 0) {
     task.error = e;
     task.written = written;

@@ -159,6 +159,16 @@ struct InflateWorkspace {
   uint8_t lengths[288 + 32];
 };
 
+// The last 32 KiB of output (deflate's longest distance), for a parser whose copies should read
+// a nearby window (GPU shared memory) instead of the output (GPU global memory, where each short
+// match would wait on a round trip). The lanes move the window's new bytes to the output every
+// kFlushBytes.
+struct InflateWindow {
+  static constexpr uint32_t kBytes = 32768;
+  static constexpr uint32_t kFlushBytes = 4096;
+  uint8_t bytes[kBytes];
+};
+
 namespace inflate {
 ZARRD_HD inline bool BuildFixed(InflateWorkspace* ws) {
   uint8_t* l = ws->lengths;
@@ -205,15 +215,16 @@ ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
   return DecodeError::kOk;
 }
 
-// What lane 0's parser hands all lanes: a match or a stored block to copy, or the end.
+// What lane 0's parser hands all lanes: a match or a stored block to copy (without a window),
+// window bytes to move to the output, or the end.
 struct Step {
-  enum Kind : uint32_t { kMatch, kStored, kEnd };
+  enum Kind : uint32_t { kMatch, kStored, kFlush, kEnd };
   uint32_t kind = kEnd;
   // The bytes to copy; kEnd: the DecodeError.
   uint32_t len = 0;
   // kMatch: the distance back; kStored: the offset in the input; kEnd: the bytes read.
   uint64_t from = 0;
-  // Where the copy goes in the output; kEnd: the bytes written.
+  // Where the copy goes in the output; kFlush, kEnd: the bytes written.
   uint64_t op = 0;
 };
 
@@ -233,27 +244,38 @@ ZARRD_HD inline Step BroadcastStep(const Lanes& lanes, const Step& s) {
   return b;
 }
 
-// Lane 0's state: the bit reader, the block being read and the output written so far.
+// Lane 0's state: the bit reader, the block being read and the output written so far. Without
+// a window it writes literals to the output and hands each match and stored block to the lanes;
+// with one it writes everything into the window and hands the lanes the bytes to move out.
 class Parser {
  public:
   ZARRD_HD Parser(const uint8_t* src, uint64_t src_size, uint8_t* dst, uint64_t dst_size,
-                  InflateWorkspace* ws)
+                  InflateWorkspace* ws, InflateWindow* window)
       : br_(src, src_size),
         src_(src),
         src_size_(src_size),
         dst_(dst),
         dst_size_(dst_size),
-        ws_(ws) {}
+        ws_(ws),
+        window_(window != nullptr ? window->bytes : nullptr) {}
 
-  // Writes literals up to the next match or stored block and returns it, or the end.
   ZARRD_HD Step Next() {
     for (;;) {
+      if (window_ != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes) return Flush();
+      if (stored_left_ != 0) {
+        CopyStoredPiece();
+        continue;
+      }
       if (!in_codes_) {
         if (last_) return End(DecodeError::kOk);
         last_ = br_.Get(1) != 0;
         const uint32_t type = br_.Get(2);
         if (br_.Overrun()) return End(DecodeError::kTruncated);
-        if (type == 0) return Stored();
+        if (type == 0) {
+          const Step s = Stored();
+          if (window_ == nullptr || s.kind == Step::kEnd) return s;
+          continue;
+        }
         if (type == 1) {
           if (!BuildFixed(ws_)) return End(DecodeError::kCorrupt);
         } else if (type == 2) {
@@ -265,16 +287,22 @@ class Parser {
         in_codes_ = true;
       }
       for (;;) {
+        if (window_ != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes) return Flush();
         const int32_t sym = Decode(ws_->lit, &br_);
         if (br_.Overrun()) return End(DecodeError::kTruncated);
         if (sym < 0) return End(DecodeError::kCorrupt);
         if (sym < 256) {
           if (op_ >= dst_size_) return End(DecodeError::kOutputOverrun);
-          dst_[op_++] = static_cast<uint8_t>(sym);
+          if (window_ != nullptr) {
+            window_[op_++ & kWindowMask] = static_cast<uint8_t>(sym);
+          } else {
+            dst_[op_++] = static_cast<uint8_t>(sym);
+          }
           continue;
         }
         if (sym == 256) break;
-        return Match(sym);
+        const Step s = Match(sym);
+        if (window_ == nullptr || s.kind == Step::kEnd) return s;
       }
       in_codes_ = false;
     }
@@ -290,7 +318,45 @@ class Parser {
     return s;
   }
 
+  static constexpr uint64_t kWindowMask = InflateWindow::kBytes - 1;
+
+  // The window's bytes since the last flush, for the lanes to move to the output.
+  ZARRD_HD Step Flush() {
+    Step s;
+    s.kind = Step::kFlush;
+    s.op = op_;
+    flushed_ = op_;
+    return s;
+  }
+
+  // Up to the next flush of a stored block's bytes into the window.
+  ZARRD_HD void CopyStoredPiece() {
+    const uint64_t room = InflateWindow::kFlushBytes - (op_ - flushed_);
+    const uint32_t n = stored_left_ < room ? stored_left_ : static_cast<uint32_t>(room);
+    for (uint32_t i = 0; i < n; ++i) window_[(op_ + i) & kWindowMask] = src_[stored_at_ + i];
+    op_ += n;
+    stored_at_ += n;
+    stored_left_ -= n;
+  }
+
+  // With a window the copy happens here (a stored block's piece by piece); the step only says
+  // that it did.
   ZARRD_HD Step Copy(uint32_t kind, uint32_t len, uint64_t from) {
+    if (window_ != nullptr) {
+      if (kind == Step::kStored) {
+        stored_left_ = len;
+        stored_at_ = from;
+      } else {
+        const uint64_t back = op_ - from;
+        for (uint32_t i = 0; i < len; ++i) {
+          window_[(op_ + i) & kWindowMask] = window_[(back + i) & kWindowMask];
+        }
+        op_ += len;
+      }
+      Step s;
+      s.kind = kind;
+      return s;
+    }
     Step s;
     s.kind = kind;
     s.len = len;
@@ -343,7 +409,11 @@ class Parser {
   uint8_t* dst_;
   uint64_t dst_size_;
   InflateWorkspace* ws_;
+  uint8_t* window_;  // null: copies read the output
   uint64_t op_ = 0;
+  uint64_t flushed_ = 0;      // with a window: the output before this is in dst
+  uint32_t stored_left_ = 0;  // with a window: a stored block's bytes still to copy, from
+  uint64_t stored_at_ = 0;
   bool in_codes_ = false;
   bool last_ = false;
 };
@@ -351,18 +421,31 @@ class Parser {
 
 // Inflates the raw deflate stream at `src` into `dst`, stopping after its final block. `*consumed`
 // is the input bytes the stream took (rounded up to a byte), `*written` the bytes written. Every
-// lane calls it with the same arguments; only lane 0 uses `ws`.
+// lane calls it with the same arguments; only lane 0 uses `ws`. With a `window` (shared by the
+// lanes) the copies read it instead of the output.
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                     uint64_t dst_size, uint64_t* consumed, uint64_t* written,
-                                    InflateWorkspace* ws, const Lanes& lanes = Lanes()) {
+                                    InflateWorkspace* ws, const Lanes& lanes = Lanes(),
+                                    InflateWindow* window = nullptr) {
   using inflate::Step;
-  inflate::Parser parser(src, src_size, dst, dst_size, ws);
+  inflate::Parser parser(src, src_size, dst, dst_size, ws, window);
   Step step;
+  uint64_t flushed = 0;
   for (;;) {
     if (lanes.lane() == 0) step = parser.Next();
     step = inflate::BroadcastStep(lanes, step);
-    if (step.kind == Step::kEnd) break;
+    if (step.kind == Step::kFlush || step.kind == Step::kEnd) {
+      if (window != nullptr) {
+        lanes.Sync();  // lane 0's window bytes, before the lanes read them
+        for (uint64_t i = flushed + lanes.lane(); i < step.op; i += lanes.count()) {
+          dst[i] = window->bytes[i & (InflateWindow::kBytes - 1)];
+        }
+        flushed = step.op;
+      }
+      if (step.kind == Step::kEnd) break;
+      continue;
+    }
     lanes.Sync();  // the literals lane 0 wrote and the last copy's bytes, before this copy reads
     if (step.kind == Step::kMatch) {
       LaneMatch(lanes, dst, step.op, step.from, step.len);
@@ -381,7 +464,8 @@ ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                        uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
-                                       const Lanes& lanes = Lanes()) {
+                                       const Lanes& lanes = Lanes(),
+                                       InflateWindow* window = nullptr) {
   *written = 0;
   if (src_size < 2) return DecodeError::kTruncated;
   const uint32_t cmf = src[0], flg = src[1];
@@ -390,7 +474,8 @@ ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, ui
   }
   if (flg & 0x20) return DecodeError::kUnsupported;  // a preset dictionary
   uint64_t consumed = 0;
-  DecodeError e = Inflate(src + 2, src_size - 2, dst, dst_size, &consumed, written, ws, lanes);
+  DecodeError e =
+      Inflate(src + 2, src_size - 2, dst, dst_size, &consumed, written, ws, lanes, window);
   if (e != DecodeError::kOk) return e;
   const uint64_t at = 2 + consumed;
   if (src_size - at < 4) return DecodeError::kTruncated;
@@ -405,7 +490,8 @@ ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, ui
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                        uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
-                                       const Lanes& lanes = Lanes()) {
+                                       const Lanes& lanes = Lanes(),
+                                       InflateWindow* window = nullptr) {
   *written = 0;
   uint64_t at = 0;
   do {
@@ -436,7 +522,7 @@ ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, ui
     }
     uint64_t consumed = 0, out = 0;
     DecodeError e = Inflate(src + at, src_size - at, dst + *written, dst_size - *written, &consumed,
-                            &out, ws, lanes);
+                            &out, ws, lanes, window);
     const uint8_t* member_out = dst + *written;
     *written += out;
     if (e != DecodeError::kOk) return e;

@@ -5,6 +5,7 @@
 // crash, and a stream ours finds complete and intact zlib must decode to the same bytes.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -16,13 +17,25 @@ namespace {
 
 using zarrd::decode::DecodeError;
 
+// Ours, copying from the output and again through a window (as the GPU kernel does); the two
+// must end alike with the same bytes.
 DecodeError Ours(bool gzip, const uint8_t* src, size_t size, std::vector<uint8_t>* out,
                  uint64_t* written) {
-  static auto* ws = new zarrd::decode::InflateWorkspace;
-  const DecodeError e =
-      gzip ? zarrd::decode::DecodeGzip(src, size, out->data(), out->size(), written, ws)
-           : zarrd::decode::DecodeZlib(src, size, out->data(), out->size(), written, ws);
+  using namespace zarrd::decode;
+  static auto* ws = new InflateWorkspace;
+  static auto* window = new InflateWindow;
+  const auto decode = [&](std::vector<uint8_t>* dst, uint64_t* n, InflateWindow* w) {
+    return gzip ? DecodeGzip(src, size, dst->data(), dst->size(), n, ws, SerialLanes(), w)
+                : DecodeZlib(src, size, dst->data(), dst->size(), n, ws, SerialLanes(), w);
+  };
+  const DecodeError e = decode(out, written, nullptr);
   if (*written > out->size()) std::abort();
+  std::vector<uint8_t> through_window(out->size());
+  uint64_t window_written = 0;
+  if (decode(&through_window, &window_written, window) != e || window_written != *written ||
+      !std::equal(out->begin(), out->begin() + *written, through_window.begin())) {
+    std::abort();
+  }
   return e;
 }
 
