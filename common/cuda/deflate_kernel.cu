@@ -12,20 +12,22 @@ using decode::DecodeTask;
 // to the output and split the checksum. One warp a block, so that a batch's streams spread over
 // every SM (37 KiB of shared memory a block: six blocks an SM).
 constexpr uint32_t kThreads = 32;
+constexpr uint32_t kWindowBytes = 32768;
 
 __global__ void __launch_bounds__(kThreads)
     DeflateKernel(DecodeTask* tasks, DeflateWrapper wrapper) {
   __shared__ decode::InflateWorkspace ws;
-  __shared__ decode::InflateWindow window;
+  __shared__ uint8_t window_bytes[kWindowBytes];
+  const decode::InflateWindow window{window_bytes, kWindowBytes};
   DecodeTask& task = tasks[blockIdx.x];
   const WarpLanes lanes{threadIdx.x};
   uint64_t written = 0;
   const decode::DecodeError e =
       wrapper == DeflateWrapper::kGzip
           ? decode::DecodeGzip(task.src, task.src_size, task.dst, task.dst_size, &written, &ws,
-                               lanes, &window)
+                               lanes, window)
           : decode::DecodeZlib(task.src, task.src_size, task.dst, task.dst_size, &written, &ws,
-                               lanes, &window);
+                               lanes, window);
   if (threadIdx.x == 0) {
     task.error = e;
     task.written = written;

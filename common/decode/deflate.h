@@ -159,14 +159,16 @@ struct InflateWorkspace {
   uint8_t lengths[288 + 32];
 };
 
-// The last 32 KiB of output (deflate's longest distance), for a parser whose copies should read
-// a nearby window (GPU shared memory) instead of the output (GPU global memory, where each short
-// match would wait on a round trip). The lanes move the window's new bytes to the output every
-// kFlushBytes.
+// The last `size` bytes of output, for a parser whose copies should read a nearby window (GPU
+// shared memory) instead of the output (GPU global memory, where each short match would wait on
+// a round trip). The lanes move the window's new bytes to the output every kFlushBytes, so a match
+// reaching further back than the window finds its bytes in the output. `size` is a power of two
+// of at least kMinBytes (a flush plus the longest match); `bytes` null: no window.
 struct InflateWindow {
-  static constexpr uint32_t kBytes = 32768;
   static constexpr uint32_t kFlushBytes = 4096;
-  uint8_t bytes[kBytes];
+  static constexpr uint32_t kMinBytes = 8192;
+  uint8_t* bytes = nullptr;
+  uint32_t size = 0;
 };
 
 namespace inflate {
@@ -250,14 +252,15 @@ ZARRD_HD inline Step BroadcastStep(const Lanes& lanes, const Step& s) {
 class Parser {
  public:
   ZARRD_HD Parser(const uint8_t* src, uint64_t src_size, uint8_t* dst, uint64_t dst_size,
-                  InflateWorkspace* ws, InflateWindow* window)
+                  InflateWorkspace* ws, InflateWindow window)
       : br_(src, src_size),
         src_(src),
         src_size_(src_size),
         dst_(dst),
         dst_size_(dst_size),
         ws_(ws),
-        window_(window != nullptr ? window->bytes : nullptr) {}
+        window_(window.bytes),
+        window_mask_(window.size - 1) {}
 
   ZARRD_HD Step Next() {
     for (;;) {
@@ -294,7 +297,7 @@ class Parser {
         if (sym < 256) {
           if (op_ >= dst_size_) return End(DecodeError::kOutputOverrun);
           if (window_ != nullptr) {
-            window_[op_++ & kWindowMask] = static_cast<uint8_t>(sym);
+            window_[op_++ & window_mask_] = static_cast<uint8_t>(sym);
           } else {
             dst_[op_++] = static_cast<uint8_t>(sym);
           }
@@ -318,8 +321,6 @@ class Parser {
     return s;
   }
 
-  static constexpr uint64_t kWindowMask = InflateWindow::kBytes - 1;
-
   // The window's bytes since the last flush, for the lanes to move to the output.
   ZARRD_HD Step Flush() {
     Step s;
@@ -333,7 +334,7 @@ class Parser {
   ZARRD_HD void CopyStoredPiece() {
     const uint64_t room = InflateWindow::kFlushBytes - (op_ - flushed_);
     const uint32_t n = stored_left_ < room ? stored_left_ : static_cast<uint32_t>(room);
-    for (uint32_t i = 0; i < n; ++i) window_[(op_ + i) & kWindowMask] = src_[stored_at_ + i];
+    for (uint32_t i = 0; i < n; ++i) window_[(op_ + i) & window_mask_] = src_[stored_at_ + i];
     op_ += n;
     stored_at_ += n;
     stored_left_ -= n;
@@ -348,8 +349,12 @@ class Parser {
         stored_at_ = from;
       } else {
         const uint64_t back = op_ - from;
-        for (uint32_t i = 0; i < len; ++i) {
-          window_[(op_ + i) & kWindowMask] = window_[(back + i) & kWindowMask];
+        if (from > window_mask_) {  // past the window: in the output since the last flush
+          for (uint32_t i = 0; i < len; ++i) window_[(op_ + i) & window_mask_] = dst_[back + i];
+        } else {
+          for (uint32_t i = 0; i < len; ++i) {
+            window_[(op_ + i) & window_mask_] = window_[(back + i) & window_mask_];
+          }
         }
         op_ += len;
       }
@@ -410,6 +415,7 @@ class Parser {
   uint64_t dst_size_;
   InflateWorkspace* ws_;
   uint8_t* window_;  // null: copies read the output
+  uint64_t window_mask_;
   uint64_t op_ = 0;
   uint64_t flushed_ = 0;      // with a window: the output before this is in dst
   uint32_t stored_left_ = 0;  // with a window: a stored block's bytes still to copy, from
@@ -427,8 +433,12 @@ template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                     uint64_t dst_size, uint64_t* consumed, uint64_t* written,
                                     InflateWorkspace* ws, const Lanes& lanes = Lanes(),
-                                    InflateWindow* window = nullptr) {
+                                    InflateWindow window = {}) {
   using inflate::Step;
+  if (window.bytes != nullptr &&
+      (window.size < InflateWindow::kMinBytes || (window.size & (window.size - 1)) != 0)) {
+    return DecodeError::kUnsupported;
+  }
   inflate::Parser parser(src, src_size, dst, dst_size, ws, window);
   Step step;
   uint64_t flushed = 0;
@@ -436,12 +446,13 @@ ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8
     if (lanes.lane() == 0) step = parser.Next();
     step = inflate::BroadcastStep(lanes, step);
     if (step.kind == Step::kFlush || step.kind == Step::kEnd) {
-      if (window != nullptr) {
+      if (window.bytes != nullptr) {
         lanes.Sync();  // lane 0's window bytes, before the lanes read them
         for (uint64_t i = flushed + lanes.lane(); i < step.op; i += lanes.count()) {
-          dst[i] = window->bytes[i & (InflateWindow::kBytes - 1)];
+          dst[i] = window.bytes[i & (window.size - 1)];
         }
         flushed = step.op;
+        lanes.Sync();  // the bytes moved out, before lane 0's matches past the window read them
       }
       if (step.kind == Step::kEnd) break;
       continue;
@@ -464,8 +475,7 @@ ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                        uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
-                                       const Lanes& lanes = Lanes(),
-                                       InflateWindow* window = nullptr) {
+                                       const Lanes& lanes = Lanes(), InflateWindow window = {}) {
   *written = 0;
   if (src_size < 2) return DecodeError::kTruncated;
   const uint32_t cmf = src[0], flg = src[1];
@@ -490,8 +500,7 @@ ZARRD_HD inline DecodeError DecodeZlib(const uint8_t* src, uint64_t src_size, ui
 template <typename Lanes = SerialLanes>
 ZARRD_HD inline DecodeError DecodeGzip(const uint8_t* src, uint64_t src_size, uint8_t* dst,
                                        uint64_t dst_size, uint64_t* written, InflateWorkspace* ws,
-                                       const Lanes& lanes = Lanes(),
-                                       InflateWindow* window = nullptr) {
+                                       const Lanes& lanes = Lanes(), InflateWindow window = {}) {
   *written = 0;
   uint64_t at = 0;
   do {

@@ -21,22 +21,26 @@ namespace {
 
 using testing::Buffer;
 
-// Ours, copying from the output and again from a window (as the GPU kernel does): both must end
-// alike, with the same bytes written.
+// Ours, copying from the output and again through windows of deflate's 32 KiB and of the least
+// size (where far matches read the output), as the GPU kernel does: all must end alike, with the
+// same bytes written.
 DecodeError Ours(bool gzip, const Buffer& c, size_t size, Buffer* out) {
   auto ws = std::make_unique<InflateWorkspace>();
-  auto window = std::make_unique<InflateWindow>();
-  Buffer through_window(size, 0xcd);
+  Buffer window_bytes(32768);
   out->assign(size, 0xcd);
-  uint64_t written = 0, window_written = 0;
-  const auto decode = [&](Buffer* dst, uint64_t* n, InflateWindow* w) {
+  uint64_t written = 0;
+  const auto decode = [&](Buffer* dst, uint64_t* n, InflateWindow w) {
     return gzip ? DecodeGzip(c.data(), c.size(), dst->data(), size, n, ws.get(), SerialLanes(), w)
                 : DecodeZlib(c.data(), c.size(), dst->data(), size, n, ws.get(), SerialLanes(), w);
   };
-  const DecodeError e = decode(out, &written, nullptr);
-  EXPECT_EQ(decode(&through_window, &window_written, window.get()), e);
-  EXPECT_EQ(window_written, written);
-  EXPECT_TRUE(through_window == *out) << "the window's copies wrote other bytes";
+  const DecodeError e = decode(out, &written, {});
+  for (uint32_t window_size : {32768u, InflateWindow::kMinBytes}) {
+    Buffer through_window(size, 0xcd);
+    uint64_t window_written = 0;
+    EXPECT_EQ(decode(&through_window, &window_written, {window_bytes.data(), window_size}), e);
+    EXPECT_EQ(window_written, written);
+    EXPECT_TRUE(through_window == *out) << "a window of " << window_size << " wrote other bytes";
+  }
   EXPECT_LE(written, size);
   return e;
 }
@@ -73,6 +77,32 @@ TEST(Deflate, EveryLevelAndStrategyCoversAllBlockTypes) {
   }
   std::cout << cases << " streams\n";
   EXPECT_EQ(first_block_types, (std::set<int>{0, 1, 2})) << "stored, fixed and dynamic blocks";
+}
+
+// A block of noise repeated at distances past the least window (up to zlib's longest): the
+// window's far matches read the output the lanes flushed. A window of another size is refused.
+TEST(Deflate, MatchesPastTheWindowReadTheOutput) {
+  for (size_t distance : {size_t{InflateWindow::kMinBytes} + 1, size_t{20000}, size_t{32000}}) {
+    const Buffer noise = testing::Payload(2, distance, 7);  // incompressible by itself
+    Buffer data = noise;
+    data.insert(data.end(), noise.begin(), noise.end());
+    data.insert(data.end(), noise.begin(), noise.begin() + 5000);
+    const Buffer z = testing::ZlibDeflate(data, 9, Z_DEFAULT_STRATEGY, 15);
+    ASSERT_LT(z.size(), distance + distance / 4) << "zlib found no far matches";
+    Buffer out;
+    ASSERT_EQ(OursZlib(z, data.size(), &out), DecodeError::kOk);
+    EXPECT_EQ(out, data);
+  }
+  auto ws = std::make_unique<InflateWorkspace>();
+  Buffer window(32768), out(10);
+  const Buffer z = testing::ZlibDeflate(Buffer(10, 1), 6, Z_DEFAULT_STRATEGY, 15);
+  uint64_t written = 0;
+  for (uint32_t size : {4096u, 12288u}) {
+    EXPECT_EQ(DecodeZlib(z.data(), z.size(), out.data(), 10, &written, ws.get(), SerialLanes(),
+                         {window.data(), size}),
+              DecodeError::kUnsupported)
+        << size;
+  }
 }
 
 TEST(Deflate, GzipHeaderFieldsAndSeveralMembers) {
@@ -221,14 +251,16 @@ DecodeError WithLanes(bool gzip, const Buffer& c, size_t size, uint32_t count, B
                       uint64_t* written, bool window = false) {
   out->assign(size, 0xcd);
   auto ws = std::make_unique<InflateWorkspace>();
-  auto w = window ? std::make_unique<InflateWindow>() : nullptr;
+  Buffer window_bytes(InflateWindow::kMinBytes);
+  const InflateWindow w =
+      window ? InflateWindow{window_bytes.data(), InflateWindow::kMinBytes} : InflateWindow{};
   Warp warp(count);
   const auto results = testing::RunOnThreads(count, [&](uint32_t lane) {
     const ThreadLanes l{lane, count, &warp};
     uint64_t n = 0;
     const DecodeError e =
-        gzip ? DecodeGzip(c.data(), c.size(), out->data(), size, &n, ws.get(), l, w.get())
-             : DecodeZlib(c.data(), c.size(), out->data(), size, &n, ws.get(), l, w.get());
+        gzip ? DecodeGzip(c.data(), c.size(), out->data(), size, &n, ws.get(), l, w)
+             : DecodeZlib(c.data(), c.size(), out->data(), size, &n, ws.get(), l, w);
     warp.barrier.arrive_and_drop();
     return std::make_pair(e, n);
   });

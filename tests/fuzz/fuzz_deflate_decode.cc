@@ -17,24 +17,27 @@ namespace {
 
 using zarrd::decode::DecodeError;
 
-// Ours, copying from the output and again through a window (as the GPU kernel does); the two
-// must end alike with the same bytes.
+// Ours, copying from the output and again through windows of 32 KiB and of the least size (as the
+// GPU kernel does); all must end alike with the same bytes.
 DecodeError Ours(bool gzip, const uint8_t* src, size_t size, std::vector<uint8_t>* out,
                  uint64_t* written) {
   using namespace zarrd::decode;
   static auto* ws = new InflateWorkspace;
-  static auto* window = new InflateWindow;
-  const auto decode = [&](std::vector<uint8_t>* dst, uint64_t* n, InflateWindow* w) {
+  static auto* window = new uint8_t[32768];
+  const auto decode = [&](std::vector<uint8_t>* dst, uint64_t* n, InflateWindow w) {
     return gzip ? DecodeGzip(src, size, dst->data(), dst->size(), n, ws, SerialLanes(), w)
                 : DecodeZlib(src, size, dst->data(), dst->size(), n, ws, SerialLanes(), w);
   };
-  const DecodeError e = decode(out, written, nullptr);
+  const DecodeError e = decode(out, written, {});
   if (*written > out->size()) std::abort();
-  std::vector<uint8_t> through_window(out->size());
-  uint64_t window_written = 0;
-  if (decode(&through_window, &window_written, window) != e || window_written != *written ||
-      !std::equal(out->begin(), out->begin() + *written, through_window.begin())) {
-    std::abort();
+  for (uint32_t window_size : {32768u, InflateWindow::kMinBytes}) {
+    std::vector<uint8_t> through_window(out->size());
+    uint64_t window_written = 0;
+    if (decode(&through_window, &window_written, {window, window_size}) != e ||
+        window_written != *written ||
+        !std::equal(out->begin(), out->begin() + *written, through_window.begin())) {
+      std::abort();
+    }
   }
   return e;
 }
