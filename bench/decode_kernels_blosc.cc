@@ -1,7 +1,7 @@
 // decode_kernels_blosc: the blosc and deflate decoding kernels alone, on chunks already in GPU
 // memory, beside the reference libraries on the host's cores in the same run.
 //
-//   decode_kernels_blosc [--chunks N] [--repeat R]
+//   decode_kernels_blosc [--chunks N] [--repeat R] [--only lz4|zstd|gzip]
 //
 // The chunks are the first N (default 256) 512 x 512 float32 chunks (1 MiB each) of the
 // reference array's values (bench/reference_array.h), encoded two ways:
@@ -11,6 +11,7 @@
 // For each it prints the GB/s of output of: the batched kernel (one launch for all N chunks,
 // best of R, events around the launch only), libblosc/zlib on one core, and on every core (one
 // thread per core taking chunks in turn). The kernel's output is checked against the input.
+// --only prints one of the rows.
 #include <blosc.h>
 #include <cuda_runtime.h>
 #include <zlib.h>
@@ -187,22 +188,45 @@ double GpuSeconds(const std::vector<Buffer>& chunks, const std::vector<Buffer>& 
 
 int main(int argc, char** argv) {
   int count = 256, repeat = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  std::string only;
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "--help" || a == "-h" || i + 1 == argc) {
+      std::printf("usage: decode_kernels_blosc [--chunks N] [--repeat R] [--only lz4|zstd|gzip]\n");
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
     if (a == "--chunks") count = std::atoi(argv[i + 1]);
     if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
+    if (a == "--only") only = argv[i + 1];
   }
+  if (!only.empty() && only != "lz4" && only != "zstd" && only != "gzip") {
+    std::fprintf(stderr, "decode_kernels_blosc: --only takes lz4, zstd or gzip, not '%s'\n",
+                 only.c_str());
+    return 2;
+  }
+  const auto row = [&](const char* name) { return only.empty() || only == name; };
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  std::vector<Buffer> values, blosc, blosc_zstd, gzip;
+  std::vector<Buffer> values(count), blosc(count), blosc_zstd(count), gzip(count);
+  {
+    std::atomic<int> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < cores; ++t) {
+      pool.emplace_back([&] {
+        for (int i; (i = next++) < count;) {
+          values[i] = ChunkValues(i);
+          if (row("lz4")) blosc[i] = Blosc(values[i], "lz4");
+          if (row("zstd")) blosc_zstd[i] = Blosc(values[i], "zstd");
+          if (row("gzip")) gzip[i] = Gzip(values[i]);
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+  }
   size_t blosc_bytes = 0, blosc_zstd_bytes = 0, gzip_bytes = 0;
   for (int i = 0; i < count; ++i) {
-    values.push_back(ChunkValues(i));
-    blosc.push_back(Blosc(values.back(), "lz4"));
-    blosc_zstd.push_back(Blosc(values.back(), "zstd"));
-    gzip.push_back(Gzip(values.back()));
-    blosc_bytes += blosc.back().size();
-    blosc_zstd_bytes += blosc_zstd.back().size();
-    gzip_bytes += gzip.back().size();
+    blosc_bytes += blosc[i].size();
+    blosc_zstd_bytes += blosc_zstd[i].size();
+    gzip_bytes += gzip[i].size();
   }
   const double gb = static_cast<double>(count) * kChunkBytes / 1e9;
   std::printf("%d chunks of 1 MiB (float32 512 x 512); %d host cores\n", count, cores);
@@ -218,37 +242,41 @@ int main(int argc, char** argv) {
   Check(cudaMalloc(&d_scratch, scratch_bytes), "cudaMalloc");
   Check(cudaMalloc(&d_offsets, offsets.size() * 8), "cudaMalloc");
   Check(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice), "up");
-  const double blosc_gpu = GpuSeconds(blosc, values, repeat, [&](DecodeTask* t, uint32_t n) {
-    const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr, nullptr);
-    if (!s.ok()) std::exit(1);
-  });
-  const double blosc_one = CpuSeconds(blosc, 1, repeat, LibBlosc);
-  const double blosc_all = CpuSeconds(blosc, cores, repeat, LibBlosc);
-  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R4-like blosc lz4 5 + shuffle",
-              gb * 1e9 / blosc_bytes, gb / blosc_gpu, gb / blosc_one, gb / blosc_all);
-
-  void* d_workspaces = nullptr;
-  Check(cudaMalloc(&d_workspaces, zarrd::cuda::BloscZstdWorkspaceBytes()), "cudaMalloc");
-  const double zstd_gpu = GpuSeconds(blosc_zstd, values, repeat, [&](DecodeTask* t, uint32_t n) {
-    const auto s =
-        zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, d_workspaces, nullptr);
-    if (!s.ok()) std::exit(1);
-  });
-  cudaFree(d_workspaces);
-  const double zstd_one = CpuSeconds(blosc_zstd, 1, repeat, LibBlosc);
-  const double zstd_all = CpuSeconds(blosc_zstd, cores, repeat, LibBlosc);
-  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "blosc zstd 5 + shuffle",
-              gb * 1e9 / blosc_zstd_bytes, gb / zstd_gpu, gb / zstd_one, gb / zstd_all);
-
-  const double gzip_gpu = GpuSeconds(gzip, values, repeat, [](DecodeTask* t, uint32_t n) {
-    const auto s =
-        zarrd::cuda::LaunchDeflateDecode(t, n, zarrd::cuda::DeflateWrapper::kGzip, nullptr);
-    if (!s.ok()) std::exit(1);
-  });
-  const double gzip_one = CpuSeconds(gzip, 1, repeat, LibGunzip);
-  const double gzip_all = CpuSeconds(gzip, cores, repeat, LibGunzip);
-  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R5-like gzip 5",
-              gb * 1e9 / gzip_bytes, gb / gzip_gpu, gb / gzip_one, gb / gzip_all);
+  if (row("lz4")) {
+    const double blosc_gpu = GpuSeconds(blosc, values, repeat, [&](DecodeTask* t, uint32_t n) {
+      const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr, nullptr);
+      if (!s.ok()) std::exit(1);
+    });
+    const double blosc_one = CpuSeconds(blosc, 1, repeat, LibBlosc);
+    const double blosc_all = CpuSeconds(blosc, cores, repeat, LibBlosc);
+    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R4-like blosc lz4 5 + shuffle",
+                gb * 1e9 / blosc_bytes, gb / blosc_gpu, gb / blosc_one, gb / blosc_all);
+  }
+  if (row("zstd")) {
+    void* d_workspaces = nullptr;
+    Check(cudaMalloc(&d_workspaces, zarrd::cuda::BloscZstdWorkspaceBytes()), "cudaMalloc");
+    const double zstd_gpu = GpuSeconds(blosc_zstd, values, repeat, [&](DecodeTask* t, uint32_t n) {
+      const auto s =
+          zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, d_workspaces, nullptr);
+      if (!s.ok()) std::exit(1);
+    });
+    cudaFree(d_workspaces);
+    const double zstd_one = CpuSeconds(blosc_zstd, 1, repeat, LibBlosc);
+    const double zstd_all = CpuSeconds(blosc_zstd, cores, repeat, LibBlosc);
+    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "blosc zstd 5 + shuffle",
+                gb * 1e9 / blosc_zstd_bytes, gb / zstd_gpu, gb / zstd_one, gb / zstd_all);
+  }
+  if (row("gzip")) {
+    const double gzip_gpu = GpuSeconds(gzip, values, repeat, [](DecodeTask* t, uint32_t n) {
+      const auto s =
+          zarrd::cuda::LaunchDeflateDecode(t, n, zarrd::cuda::DeflateWrapper::kGzip, nullptr);
+      if (!s.ok()) std::exit(1);
+    });
+    const double gzip_one = CpuSeconds(gzip, 1, repeat, LibGunzip);
+    const double gzip_all = CpuSeconds(gzip, cores, repeat, LibGunzip);
+    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R5-like gzip 5",
+                gb * 1e9 / gzip_bytes, gb / gzip_gpu, gb / gzip_one, gb / gzip_all);
+  }
   cudaFree(d_scratch);
   cudaFree(d_offsets);
   return 0;

@@ -29,10 +29,47 @@ namespace inflate {
 constexpr uint32_t kFastBits = 10;
 constexpr uint32_t kMaxBits = 15;
 
+// Which of deflate's three codes a table decodes; it says what its symbols mean.
+enum class Code : uint8_t { kCodeLengths, kLitLen, kDistance };
+
+// A decoded symbol as the parser uses it, in 32 bits: its code's length (bits 0-3), the extra bits
+// that follow the code (4-7), its kind (8-9) and its value (16-31): a literal byte or code-length
+// symbol, or the base of a length or a distance, to which the extra bits add.
+namespace entry {
+enum Kind : uint32_t { kLiteral, kBase, kEnd, kInvalid };
+ZARRD_HD constexpr uint32_t Make(Kind kind, uint32_t value, uint32_t extra) {
+  return value << 16 | kind << 8 | extra << 4;
+}
+ZARRD_HD constexpr uint32_t CodeLength(uint32_t e) { return e & 15; }
+ZARRD_HD constexpr uint32_t Extra(uint32_t e) { return (e >> 4) & 15; }
+ZARRD_HD constexpr Kind KindOf(uint32_t e) { return static_cast<Kind>((e >> 8) & 3); }
+ZARRD_HD constexpr uint32_t Value(uint32_t e) { return e >> 16; }
+}  // namespace entry
+
+// Symbol `sym` of `code`, its code length not yet set (RFC 1951 3.2.5's tables).
+ZARRD_HD inline uint32_t SymbolEntry(Code code, uint32_t sym) {
+  using namespace entry;
+  if (code == Code::kCodeLengths) return Make(kLiteral, sym, 0);
+  if (code == Code::kLitLen) {
+    if (sym < 256) return Make(kLiteral, sym, 0);
+    if (sym == 256) return Make(kEnd, 0, 0);
+    if (sym > 285) return Make(kInvalid, 0, 0);
+    if (sym < 265) return Make(kBase, sym - 254, 0);
+    if (sym == 285) return Make(kBase, 258, 0);
+    const uint32_t extra = (sym - 261) / 4;
+    return Make(kBase, ((4u + (sym - 265) % 4) << extra) + 3, extra);
+  }
+  if (sym > 29) return Make(kInvalid, 0, 0);
+  if (sym < 4) return Make(kBase, sym + 1, 0);
+  const uint32_t extra = sym / 2 - 1;
+  return Make(kBase, ((2u + sym % 2) << extra) + 1, extra);
+}
+
 struct Huffman {
-  uint16_t fast[1u << kFastBits];  // (length << 9) | symbol; 0 when the code is longer
+  uint32_t fast[1u << kFastBits];  // the entry of a code of up to kFastBits; 0 when longer
   uint16_t count[kMaxBits + 1];
   uint16_t symbol[288];
+  Code code;
 };
 
 struct BitReader {
@@ -74,7 +111,12 @@ struct BitReader {
     used += n;
   }
   ZARRD_HD uint32_t Get(uint32_t n) {
-    const uint32_t v = Peek() & ((1u << n) - 1);
+    Refill();
+    return Take(n);
+  }
+  // `n` bits of those loaded, without a refill: right after a Decode, which leaves at least 41.
+  ZARRD_HD uint32_t Take(uint32_t n) {
+    const uint32_t v = static_cast<uint32_t>(buf) & ((1u << n) - 1);
     Drop(n);
     return v;
   }
@@ -93,8 +135,9 @@ struct BitReader {
   }
 };
 
-// Builds `h` from the code lengths of `n` symbols; false for a code zlib rejects.
-ZARRD_HD inline bool Build(Huffman* h, const uint8_t* lengths, uint32_t n, bool lengths_code) {
+// Builds `h` for `code` from the code lengths of `n` symbols; false for a code zlib rejects.
+ZARRD_HD inline bool Build(Huffman* h, Code code, const uint8_t* lengths, uint32_t n) {
+  h->code = code;
   for (uint32_t l = 0; l <= kMaxBits; ++l) h->count[l] = 0;
   for (uint32_t s = 0; s < n; ++s) h->count[lengths[s]]++;
   for (uint32_t i = 0; i < (1u << kFastBits); ++i) h->fast[i] = 0;
@@ -109,33 +152,34 @@ ZARRD_HD inline bool Build(Huffman* h, const uint8_t* lengths, uint32_t n, bool 
     left = left * 2 - h->count[l];
     if (left < 0) return false;
   }
-  if (left > 0 && (lengths_code || max != 1)) return false;
+  if (left > 0 && (code == Code::kCodeLengths || max != 1)) return false;
   uint16_t offs[kMaxBits + 2];
   offs[1] = 0;
   for (uint32_t l = 1; l <= kMaxBits; ++l) offs[l + 1] = offs[l] + h->count[l];
   for (uint32_t s = 0; s < n; ++s) {
     if (lengths[s] != 0) h->symbol[offs[lengths[s]]++] = static_cast<uint16_t>(s);
   }
-  uint32_t code = 0, index = 0;
+  uint32_t next = 0, index = 0;
   for (uint32_t l = 1; l <= kFastBits; ++l) {
-    for (uint32_t k = 0; k < h->count[l]; ++k, ++code, ++index) {
+    for (uint32_t k = 0; k < h->count[l]; ++k, ++next, ++index) {
       uint32_t rev = 0;
-      for (uint32_t b = 0; b < l; ++b) rev |= ((code >> b) & 1u) << (l - 1 - b);
-      const uint16_t entry = static_cast<uint16_t>(l << 9 | h->symbol[index]);
-      for (uint32_t f = rev; f < (1u << kFastBits); f += 1u << l) h->fast[f] = entry;
+      for (uint32_t b = 0; b < l; ++b) rev |= ((next >> b) & 1u) << (l - 1 - b);
+      const uint32_t e = SymbolEntry(code, h->symbol[index]) | l;
+      for (uint32_t f = rev; f < (1u << kFastBits); f += 1u << l) h->fast[f] = e;
     }
-    code <<= 1;
+    next <<= 1;
   }
   return true;
 }
 
-// The next symbol of `h`, or -1 for a bit pattern that is no code.
-ZARRD_HD inline int32_t Decode(const Huffman& h, BitReader* br) {
+// The entry of the next symbol of `h`, its code dropped from `br`; kInvalid for a bit pattern
+// that is no code.
+ZARRD_HD inline uint32_t Decode(const Huffman& h, BitReader* br) {
   const uint32_t bits = br->Peek();
-  const uint16_t e = h.fast[bits & ((1u << kFastBits) - 1)];
+  const uint32_t e = h.fast[bits & ((1u << kFastBits) - 1)];
   if (e != 0) {
-    br->Drop(e >> 9);
-    return e & 511;
+    br->Drop(entry::CodeLength(e));
+    return e;
   }
   int32_t code = 0, first = 0, index = 0;
   for (uint32_t l = 1; l <= kMaxBits; ++l) {
@@ -143,13 +187,13 @@ ZARRD_HD inline int32_t Decode(const Huffman& h, BitReader* br) {
     const int32_t count = h.count[l];
     if (code - count < first) {
       br->Drop(l);
-      return h.symbol[index + (code - first)];
+      return SymbolEntry(h.code, h.symbol[index + (code - first)]) | l;
     }
     index += count;
     first = (first + count) << 1;
     code <<= 1;
   }
-  return -1;
+  return entry::Make(entry::kInvalid, 0, 0);
 }
 }  // namespace inflate
 
@@ -176,7 +220,7 @@ ZARRD_HD inline bool BuildFixed(InflateWorkspace* ws) {
   uint8_t* l = ws->lengths;
   for (uint32_t s = 0; s < 288; ++s) l[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
   for (uint32_t s = 0; s < 32; ++s) l[288 + s] = 5;
-  return Build(&ws->lit, l, 288, false) && Build(&ws->dist, l + 288, 32, false);
+  return Build(&ws->lit, Code::kLitLen, l, 288) && Build(&ws->dist, Code::kDistance, l + 288, 32);
 }
 
 ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
@@ -186,11 +230,12 @@ ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
   uint8_t* l = ws->lengths;
   for (uint32_t i = 0; i < 19; ++i) l[kOrder[i]] = i < ncode ? br->Get(3) : 0;
   if (br->Overrun()) return DecodeError::kTruncated;
-  if (!Build(&ws->lit, l, 19, true)) return DecodeError::kCorrupt;
+  if (!Build(&ws->lit, Code::kCodeLengths, l, 19)) return DecodeError::kCorrupt;
   for (uint32_t i = 0; i < nlen + ndist;) {
-    const int32_t sym = Decode(ws->lit, br);
+    const uint32_t e = Decode(ws->lit, br);
     if (br->Overrun()) return DecodeError::kTruncated;
-    if (sym < 0) return DecodeError::kCorrupt;
+    if (entry::KindOf(e) == entry::kInvalid) return DecodeError::kCorrupt;
+    const uint32_t sym = entry::Value(e);
     if (sym < 16) {
       l[i++] = static_cast<uint8_t>(sym);
       continue;
@@ -211,7 +256,8 @@ ZARRD_HD inline DecodeError BuildDynamic(InflateWorkspace* ws, BitReader* br) {
     while (repeat-- > 0) l[i++] = value;
   }
   if (l[256] == 0) return DecodeError::kCorrupt;  // no end-of-block code
-  if (!Build(&ws->lit, l, nlen, false) || !Build(&ws->dist, l + nlen, ndist, false)) {
+  if (!Build(&ws->lit, Code::kLitLen, l, nlen) ||
+      !Build(&ws->dist, Code::kDistance, l + nlen, ndist)) {
     return DecodeError::kCorrupt;
   }
   return DecodeError::kOk;
@@ -291,20 +337,22 @@ class Parser {
       }
       for (;;) {
         if (window_ != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes) return Flush();
-        const int32_t sym = Decode(ws_->lit, &br_);
+        const uint32_t e = Decode(ws_->lit, &br_);
         if (br_.Overrun()) return End(DecodeError::kTruncated);
-        if (sym < 0) return End(DecodeError::kCorrupt);
-        if (sym < 256) {
+        const entry::Kind kind = entry::KindOf(e);
+        if (kind == entry::kLiteral) {
           if (op_ >= dst_size_) return End(DecodeError::kOutputOverrun);
+          const auto literal = static_cast<uint8_t>(entry::Value(e));
           if (window_ != nullptr) {
-            window_[op_++ & window_mask_] = static_cast<uint8_t>(sym);
+            window_[op_++ & window_mask_] = literal;
           } else {
-            dst_[op_++] = static_cast<uint8_t>(sym);
+            dst_[op_++] = literal;
           }
           continue;
         }
-        if (sym == 256) break;
-        const Step s = Match(sym);
+        if (kind == entry::kEnd) break;
+        if (kind == entry::kInvalid) return End(DecodeError::kCorrupt);
+        const Step s = Match(entry::Value(e) + br_.Take(entry::Extra(e)));
         if (window_ == nullptr || s.kind == Step::kEnd) return s;
       }
       in_codes_ = false;
@@ -383,25 +431,12 @@ class Parser {
     return Copy(Step::kStored, len, at + 4);
   }
 
-  ZARRD_HD Step Match(int32_t sym) {
-    if (sym > 285) return End(DecodeError::kCorrupt);
-    uint32_t len;
-    if (sym < 265) {
-      len = sym - 254;
-    } else if (sym < 285) {
-      const uint32_t extra = (sym - 261) / 4;
-      len = ((4u + (sym - 265) % 4) << extra) + 3 + br_.Get(extra);
-    } else {
-      len = 258;
-    }
-    const int32_t d = Decode(ws_->dist, &br_);
+  // A match of `len` bytes: its distance follows.
+  ZARRD_HD Step Match(uint32_t len) {
+    const uint32_t e = Decode(ws_->dist, &br_);
     if (br_.Overrun()) return End(DecodeError::kTruncated);
-    if (d < 0 || d > 29) return End(DecodeError::kCorrupt);
-    uint64_t distance = d + 1;
-    if (d >= 4) {
-      const uint32_t extra = d / 2 - 1;
-      distance = ((2u + d % 2) << extra) + 1 + br_.Get(extra);
-    }
+    if (entry::KindOf(e) != entry::kBase) return End(DecodeError::kCorrupt);
+    const uint64_t distance = entry::Value(e) + br_.Take(entry::Extra(e));
     if (br_.Overrun()) return End(DecodeError::kTruncated);
     if (distance > op_) return End(DecodeError::kCorrupt);
     if (len > dst_size_ - op_) return End(DecodeError::kOutputOverrun);
