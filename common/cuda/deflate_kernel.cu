@@ -10,9 +10,11 @@ using decode::DecodeTask;
 
 // A warp a stream: lane 0 parses into a window in shared memory, the lanes move the window's bytes
 // to the output and split the checksum. One warp a block, so that a batch's streams spread over
-// every SM (37 KiB of shared memory a block: six blocks an SM).
+// every SM. The window is 16 KiB (matches reaching further read the output): with the tables, 26
+// KiB a block, eight blocks an SM, so 1024 streams run at once on an H100; a 32 KiB window (five
+// blocks an SM) was measured slower (bench/RESULTS.md, session 23).
 constexpr uint32_t kThreads = 32;
-constexpr uint32_t kWindowBytes = 32768;
+constexpr uint32_t kWindowBytes = 16384;
 
 __global__ void __launch_bounds__(kThreads)
     DeflateKernel(DecodeTask* tasks, DeflateWrapper wrapper) {

@@ -3,18 +3,22 @@
 //
 // Tables: each Huffman code gets a 10-bit lookup table (one probe for codes of up to 10 bits)
 // and canonical count/symbol arrays for the rare longer codes; codes are validated as zlib does
-// (over-subscribed codes and incomplete ones other than a single 1-bit code are corrupt). The
-// tables live in an InflateWorkspace (about 5 KiB), on the stack or in shared memory.
+// (over-subscribed codes and incomplete ones other than a single 1-bit code are corrupt). A
+// table's entry says what its symbol is (a literal, a length's or distance's base and its extra
+// bits, the end), so the parser does no arithmetic on symbols. The tables live in an
+// InflateWorkspace (about 9.5 KiB), on the stack or in shared memory.
 //
 // Bounds: the bit reader pads past the input's end with zeros and counts the bits it handed out,
 // so a stream that needs more bits than the input holds is reported truncated; every literal,
 // copy and stored block is checked against the output left before it is written, and every
 // distance against the bytes already written.
 //
-// Parallel split: lane 0 of `Lanes` (lanes.h) parses the stream (deflate is sequential) and writes
-// the literals; at each match or stored block it hands the copy to all lanes, which split it.
-// The checksums are split by piece across the lanes (checksums.h). A batched kernel runs one
-// stream a warp, its workspace in shared memory; only lane 0 touches the workspace.
+// Parallel split: lane 0 of `Lanes` (lanes.h) parses the stream (deflate is sequential). Without a
+// window it writes the literals to the output and hands each match or stored block to all lanes,
+// which split the copy. With an InflateWindow (the GPU kernel's, in shared memory) it writes
+// everything into the window, and the lanes move each 4 KiB from there to the output. The
+// checksums are split by piece across the lanes (checksums.h). A batched kernel runs one stream
+// a warp, its workspace and window in shared memory; only lane 0 touches the workspace.
 #pragma once
 
 #include <cstdint>
