@@ -217,6 +217,10 @@ struct InflateWindow {
   static constexpr uint32_t kMinBytes = 8192;
   uint8_t* bytes = nullptr;
   uint32_t size = 0;
+
+  ZARRD_HD bool Valid() const { return size >= kMinBytes && (size & (size - 1)) == 0; }
+  // Where the output's byte at `position` sits while it is among the last `size`.
+  ZARRD_HD uint8_t& At(uint64_t position) const { return bytes[position & (size - 1)]; }
 };
 
 namespace inflate {
@@ -309,12 +313,11 @@ class Parser {
         dst_(dst),
         dst_size_(dst_size),
         ws_(ws),
-        window_(window.bytes),
-        window_mask_(window.size - 1) {}
+        window_(window) {}
 
   ZARRD_HD Step Next() {
     for (;;) {
-      if (window_ != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes) return Flush();
+      if (FlushDue()) return Flush();
       if (stored_left_ != 0) {
         CopyStoredPiece();
         continue;
@@ -326,7 +329,7 @@ class Parser {
         if (br_.Overrun()) return End(DecodeError::kTruncated);
         if (type == 0) {
           const Step s = Stored();
-          if (window_ == nullptr || s.kind == Step::kEnd) return s;
+          if (window_.bytes == nullptr || s.kind == Step::kEnd) return s;
           continue;
         }
         if (type == 1) {
@@ -340,15 +343,15 @@ class Parser {
         in_codes_ = true;
       }
       for (;;) {
-        if (window_ != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes) return Flush();
+        if (FlushDue()) return Flush();
         const uint32_t e = Decode(ws_->lit, &br_);
         if (br_.Overrun()) return End(DecodeError::kTruncated);
         const entry::Kind kind = entry::KindOf(e);
         if (kind == entry::kLiteral) {
           if (op_ >= dst_size_) return End(DecodeError::kOutputOverrun);
           const auto literal = static_cast<uint8_t>(entry::Value(e));
-          if (window_ != nullptr) {
-            window_[op_++ & window_mask_] = literal;
+          if (window_.bytes != nullptr) {
+            window_.At(op_++) = literal;
           } else {
             dst_[op_++] = literal;
           }
@@ -357,7 +360,7 @@ class Parser {
         if (kind == entry::kEnd) break;
         if (kind == entry::kInvalid) return End(DecodeError::kCorrupt);
         const Step s = Match(entry::Value(e) + br_.Take(entry::Extra(e)));
-        if (window_ == nullptr || s.kind == Step::kEnd) return s;
+        if (window_.bytes == nullptr || s.kind == Step::kEnd) return s;
       }
       in_codes_ = false;
     }
@@ -373,6 +376,10 @@ class Parser {
     return s;
   }
 
+  ZARRD_HD bool FlushDue() const {
+    return window_.bytes != nullptr && op_ - flushed_ >= InflateWindow::kFlushBytes;
+  }
+
   // The window's bytes since the last flush, for the lanes to move to the output.
   ZARRD_HD Step Flush() {
     Step s;
@@ -386,7 +393,7 @@ class Parser {
   ZARRD_HD void CopyStoredPiece() {
     const uint64_t room = InflateWindow::kFlushBytes - (op_ - flushed_);
     const uint32_t n = stored_left_ < room ? stored_left_ : static_cast<uint32_t>(room);
-    for (uint32_t i = 0; i < n; ++i) window_[(op_ + i) & window_mask_] = src_[stored_at_ + i];
+    for (uint32_t i = 0; i < n; ++i) window_.At(op_ + i) = src_[stored_at_ + i];
     op_ += n;
     stored_at_ += n;
     stored_left_ -= n;
@@ -395,18 +402,16 @@ class Parser {
   // With a window the copy happens here (a stored block's piece by piece); the step only says
   // that it did.
   ZARRD_HD Step Copy(uint32_t kind, uint32_t len, uint64_t from) {
-    if (window_ != nullptr) {
+    if (window_.bytes != nullptr) {
       if (kind == Step::kStored) {
         stored_left_ = len;
         stored_at_ = from;
       } else {
         const uint64_t back = op_ - from;
-        if (from > window_mask_) {  // past the window: in the output since the last flush
-          for (uint32_t i = 0; i < len; ++i) window_[(op_ + i) & window_mask_] = dst_[back + i];
+        if (from >= window_.size) {  // past the window: in the output since the last flush
+          for (uint32_t i = 0; i < len; ++i) window_.At(op_ + i) = dst_[back + i];
         } else {
-          for (uint32_t i = 0; i < len; ++i) {
-            window_[(op_ + i) & window_mask_] = window_[(back + i) & window_mask_];
-          }
+          for (uint32_t i = 0; i < len; ++i) window_.At(op_ + i) = window_.At(back + i);
         }
         op_ += len;
       }
@@ -453,8 +458,7 @@ class Parser {
   uint8_t* dst_;
   uint64_t dst_size_;
   InflateWorkspace* ws_;
-  uint8_t* window_;  // null: copies read the output
-  uint64_t window_mask_;
+  InflateWindow window_;  // no bytes: copies read the output
   uint64_t op_ = 0;
   uint64_t flushed_ = 0;      // with a window: the output before this is in dst
   uint32_t stored_left_ = 0;  // with a window: a stored block's bytes still to copy, from
@@ -474,10 +478,7 @@ ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8
                                     InflateWorkspace* ws, const Lanes& lanes = Lanes(),
                                     InflateWindow window = {}) {
   using inflate::Step;
-  if (window.bytes != nullptr &&
-      (window.size < InflateWindow::kMinBytes || (window.size & (window.size - 1)) != 0)) {
-    return DecodeError::kUnsupported;
-  }
+  if (window.bytes != nullptr && !window.Valid()) return DecodeError::kUnsupported;
   inflate::Parser parser(src, src_size, dst, dst_size, ws, window);
   Step step;
   uint64_t flushed = 0;
@@ -488,7 +489,7 @@ ZARRD_HD inline DecodeError Inflate(const uint8_t* src, uint64_t src_size, uint8
       if (window.bytes != nullptr) {
         lanes.Sync();  // lane 0's window bytes, before the lanes read them
         for (uint64_t i = flushed + lanes.lane(); i < step.op; i += lanes.count()) {
-          dst[i] = window.bytes[i & (window.size - 1)];
+          dst[i] = window.At(i);
         }
         flushed = step.op;
         lanes.Sync();  // the bytes moved out, before lane 0's matches past the window read them
