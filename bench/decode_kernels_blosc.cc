@@ -28,6 +28,7 @@
 #include "bench/reference_array.h"
 #include "common/cuda/blosc_kernel.h"
 #include "common/cuda/deflate_kernel.h"
+#include "common/util/thread_pool.h"
 
 namespace {
 
@@ -184,6 +185,23 @@ double GpuSeconds(const std::vector<Buffer>& chunks, const std::vector<Buffer>& 
   return best_ms / 1e3;
 }
 
+// Prints one encoding's row: the kernel (`launch`) and the library (`decode`) on one core and on
+// every core, over the same chunks.
+void PrintRow(const char* name, const std::vector<Buffer>& chunks,
+              const std::vector<Buffer>& values, int repeat,
+              const std::function<void(DecodeTask*, uint32_t)>& launch,
+              const std::function<bool(const Buffer&, uint8_t*)>& decode) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  size_t encoded = 0;
+  for (const auto& c : chunks) encoded += c.size();
+  const double gb = static_cast<double>(values.size()) * kChunkBytes / 1e9;
+  const double gpu = GpuSeconds(chunks, values, repeat, launch);
+  const double one = CpuSeconds(chunks, 1, repeat, decode);
+  const double all = CpuSeconds(chunks, cores, repeat, decode);
+  std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", name, gb * 1e9 / encoded, gb / gpu,
+              gb / one, gb / all);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,31 +223,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto row = [&](const char* name) { return only.empty() || only == name; };
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
   std::vector<Buffer> values(count), blosc(count), blosc_zstd(count), gzip(count);
-  {
-    std::atomic<int> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < cores; ++t) {
-      pool.emplace_back([&] {
-        for (int i; (i = next++) < count;) {
-          values[i] = ChunkValues(i);
-          if (row("lz4")) blosc[i] = Blosc(values[i], "lz4");
-          if (row("zstd")) blosc_zstd[i] = Blosc(values[i], "zstd");
-          if (row("gzip")) gzip[i] = Gzip(values[i]);
-        }
-      });
-    }
-    for (auto& t : pool) t.join();
-  }
-  size_t blosc_bytes = 0, blosc_zstd_bytes = 0, gzip_bytes = 0;
-  for (int i = 0; i < count; ++i) {
-    blosc_bytes += blosc[i].size();
-    blosc_zstd_bytes += blosc_zstd[i].size();
-    gzip_bytes += gzip[i].size();
-  }
-  const double gb = static_cast<double>(count) * kChunkBytes / 1e9;
-  std::printf("%d chunks of 1 MiB (float32 512 x 512); %d host cores\n", count, cores);
+  const zarrd::Status prepared = zarrd::ThreadPool::Default().ParallelFor(count, [&](size_t i) {
+    values[i] = ChunkValues(static_cast<int>(i));
+    if (row("lz4")) blosc[i] = Blosc(values[i], "lz4");
+    if (row("zstd")) blosc_zstd[i] = Blosc(values[i], "zstd");
+    if (row("gzip")) gzip[i] = Gzip(values[i]);
+    return zarrd::OkStatus();
+  });
+  if (!prepared.ok()) return 1;
+  std::printf("%d chunks of 1 MiB (float32 512 x 512); %u host cores\n", count,
+              std::thread::hardware_concurrency());
   std::printf("%-34s %10s %12s %12s %12s\n", "encoding", "ratio", "GPU kernel", "1 core",
               "all cores");
 
@@ -243,39 +247,37 @@ int main(int argc, char** argv) {
   Check(cudaMalloc(&d_offsets, offsets.size() * 8), "cudaMalloc");
   Check(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice), "up");
   if (row("lz4")) {
-    const double blosc_gpu = GpuSeconds(blosc, values, repeat, [&](DecodeTask* t, uint32_t n) {
-      const auto s = zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr, nullptr);
-      if (!s.ok()) std::exit(1);
-    });
-    const double blosc_one = CpuSeconds(blosc, 1, repeat, LibBlosc);
-    const double blosc_all = CpuSeconds(blosc, cores, repeat, LibBlosc);
-    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R4-like blosc lz4 5 + shuffle",
-                gb * 1e9 / blosc_bytes, gb / blosc_gpu, gb / blosc_one, gb / blosc_all);
+    PrintRow(
+        "R4-like blosc lz4 5 + shuffle", blosc, values, repeat,
+        [&](DecodeTask* t, uint32_t n) {
+          const auto s =
+              zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, nullptr, nullptr);
+          if (!s.ok()) std::exit(1);
+        },
+        LibBlosc);
   }
   if (row("zstd")) {
     void* d_workspaces = nullptr;
     Check(cudaMalloc(&d_workspaces, zarrd::cuda::BloscZstdWorkspaceBytes()), "cudaMalloc");
-    const double zstd_gpu = GpuSeconds(blosc_zstd, values, repeat, [&](DecodeTask* t, uint32_t n) {
-      const auto s =
-          zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, d_workspaces, nullptr);
-      if (!s.ok()) std::exit(1);
-    });
+    PrintRow(
+        "blosc zstd 5 + shuffle", blosc_zstd, values, repeat,
+        [&](DecodeTask* t, uint32_t n) {
+          const auto s =
+              zarrd::cuda::LaunchBloscDecode(t, n, d_scratch, d_offsets, d_workspaces, nullptr);
+          if (!s.ok()) std::exit(1);
+        },
+        LibBlosc);
     cudaFree(d_workspaces);
-    const double zstd_one = CpuSeconds(blosc_zstd, 1, repeat, LibBlosc);
-    const double zstd_all = CpuSeconds(blosc_zstd, cores, repeat, LibBlosc);
-    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "blosc zstd 5 + shuffle",
-                gb * 1e9 / blosc_zstd_bytes, gb / zstd_gpu, gb / zstd_one, gb / zstd_all);
   }
   if (row("gzip")) {
-    const double gzip_gpu = GpuSeconds(gzip, values, repeat, [](DecodeTask* t, uint32_t n) {
-      const auto s =
-          zarrd::cuda::LaunchDeflateDecode(t, n, zarrd::cuda::DeflateWrapper::kGzip, nullptr);
-      if (!s.ok()) std::exit(1);
-    });
-    const double gzip_one = CpuSeconds(gzip, 1, repeat, LibGunzip);
-    const double gzip_all = CpuSeconds(gzip, cores, repeat, LibGunzip);
-    std::printf("%-34s %10.2f %9.1f GB/s %7.2f GB/s %7.2f GB/s\n", "R5-like gzip 5",
-                gb * 1e9 / gzip_bytes, gb / gzip_gpu, gb / gzip_one, gb / gzip_all);
+    PrintRow(
+        "R5-like gzip 5", gzip, values, repeat,
+        [](DecodeTask* t, uint32_t n) {
+          const auto s =
+              zarrd::cuda::LaunchDeflateDecode(t, n, zarrd::cuda::DeflateWrapper::kGzip, nullptr);
+          if (!s.ok()) std::exit(1);
+        },
+        LibGunzip);
   }
   cudaFree(d_scratch);
   cudaFree(d_offsets);
