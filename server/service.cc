@@ -51,20 +51,23 @@ ZarrdService::ZarrdService(ServerConfig config, std::map<std::string, NamedStore
 
 ZarrdService::~ZarrdService() = default;
 
-ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& req) {
+ZarrdService::Dispatch ZarrdService::GetItemDispatch(const pb::GetItemRequest& req,
+                                                     std::shared_ptr<PreparedRead>* prepared) {
   if (req.selection().ByteSizeLong() > (64 << 10)) return Dispatch::kExecutor;  // long index lists
   if (IsAdvanced(req.selection())) return Dispatch::kExecutor;
   std::shared_ptr<Array> array = state_.arrays.Opened(req.store(), req.path());
   if (!array) return Dispatch::kExecutor;  // opening it reads the store
   auto read = PrepareRead(state_.config, req, std::move(array));
   if (!read.ok()) return Dispatch::kShort;  // fails at once
-  if (read->prototype == PrototypeKind::kDevice && AsDeviceResident(*read->array->store())) {
-    return read->nbytes() <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
+  *prepared = std::make_shared<PreparedRead>(*std::move(read));
+  const PreparedRead& r = **prepared;
+  if (r.prototype == PrototypeKind::kDevice && AsDeviceResident(*r.array->store())) {
+    return r.nbytes() <= kShortDeviceCopyBytes ? Dispatch::kShort : Dispatch::kExecutor;
   }
   // Chunks the read decodes in full, not the result's size: a column of a large array is small
   // but touches every chunk row.
-  const ArrayMetadata& m = *read->metadata;
-  const ChunkSelection chunks(read->selection, m.chunk_shape, ItemSize(m.dtype));
+  const ArrayMetadata& m = *r.metadata;
+  const ChunkSelection chunks(r.selection, m.chunk_shape, ItemSize(m.dtype));
   const uint64_t decoded = SaturatingMul(chunks.num_chunks(), m.chunk_spec().num_bytes());
   return decoded <= kShortDecodeBytes ? Dispatch::kShort : Dispatch::kExecutor;
 }
@@ -94,16 +97,28 @@ grpc::ServerUnaryReactor* ZarrdService::ServerInfo(grpc::CallbackServerContext*,
   });
 }
 
+Result<PreparedRead> ZarrdService::PreparedGetItem(const pb::GetItemRequest& req,
+                                                   std::shared_ptr<Array> array,
+                                                   std::shared_ptr<PreparedRead>* prepared) {
+  std::shared_ptr<PreparedRead> early = std::move(*prepared);
+  if (early && early->array == array && early->metadata == array->metadata()) {
+    return std::move(*early);
+  }
+  return PrepareRead(state_.config, req, std::move(array));
+}
+
 grpc::ServerUnaryReactor* ZarrdService::GetItem(grpc::CallbackServerContext*,
                                                 const pb::GetItemRequest* req,
                                                 pb::GetItemResponse* resp) {
+  std::shared_ptr<PreparedRead> prepared;
+  const Dispatch dispatch = GetItemDispatch(*req, &prepared);
   return RunUnary(
-      "GetItem", req->store(), req->path(), GetItemDispatch(*req),
-      RetryStale([this, req, resp](const std::atomic<bool>& cancelled) -> Status {
+      "GetItem", req->store(), req->path(), dispatch,
+      RetryStale([this, req, resp, prepared](const std::atomic<bool>& cancelled) mutable -> Status {
         resp->Clear();
         ZARRD_ASSIGN_OR_RETURN(auto array, state_.arrays.Open(req->store(), req->path()));
         ZARRD_ASSIGN_OR_RETURN(PreparedRead read,
-                               PrepareRead(state_.config, *req, std::move(array)));
+                               PreparedGetItem(*req, std::move(array), &prepared));
         IoOptions io{.pool = nullptr, .cancelled = &cancelled};
         if (read.strings()) {
           if (req->has_host_region()) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/housekeeping.h"
+#include "server/prepared_request.h"
 #include "server/service_state.h"
 #include "zarrd/v1/zarrd.grpc.pb.h"
 
@@ -93,7 +94,13 @@ class ZarrdService final
   template <typename Work>
   grpc::ServerUnaryReactor* RunUnary(const char* method, std::string store, std::string what,
                                      Dispatch dispatch, Work work);
-  Dispatch GetItemDispatch(const pb::GetItemRequest& req);
+  // Where a GetItem runs; when the array is open already, the read it prepared to decide, for
+  // PreparedGetItem.
+  Dispatch GetItemDispatch(const pb::GetItemRequest& req, std::shared_ptr<PreparedRead>* prepared);
+  // The read of `req` from `array` (as ArrayCache::Open gives it now): the one the dispatch
+  // prepared, taken, when it was prepared from this array and metadata, else a new one.
+  Result<PreparedRead> PreparedGetItem(const pb::GetItemRequest& req, std::shared_ptr<Array> array,
+                                       std::shared_ptr<PreparedRead>* prepared);
 
   ServiceState state_;
   std::atomic<size_t> inline_running_{0};
