@@ -64,16 +64,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Chunk `c` (C order) of the reference array's values.
-void MakeChunk(int c, float* out) {
-  const int64_t per_row = kExtent / kChunk;
-  const int64_t r0 = (c / per_row) * kChunk, c0 = (c % per_row) * kChunk;
-  for (int64_t r = 0; r < kChunk; ++r) {
-    for (int64_t k = 0; k < kChunk; ++k)
-      out[r * kChunk + k] = zarrd::bench::ReferenceValue(r0 + r, c0 + k, kExtent);
-  }
-}
-
 void ParallelFor(int n, int threads, const std::function<void(int)>& f) {
   std::atomic<int> next{0};
   std::vector<std::thread> pool;
@@ -101,7 +91,7 @@ int main(int argc, char** argv) {
   std::vector<float> original(size_t(n) * kChunk * kChunk);
   ParallelFor(n, a.threads, [&](int c) {
     float* values = original.data() + size_t(c) * kChunk * kChunk;
-    MakeChunk(c, values);
+    zarrd::bench::ReferenceChunk(c, kChunk, kExtent, values);
     frames[c].resize(ZSTD_compressBound(kChunkBytes));
     const size_t z = ZSTD_compress(frames[c].data(), frames[c].size(), values, kChunkBytes, 3);
     if (ZSTD_isError(z)) std::abort();

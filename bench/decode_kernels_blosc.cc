@@ -47,14 +47,8 @@ void Check(cudaError_t e, const char* what) {
 }
 
 Buffer ChunkValues(int index) {
-  const int64_t per_row = kExtent / kChunk;
-  const int64_t r0 = index / per_row * kChunk, c0 = index % per_row * kChunk;
   std::vector<float> v(kChunk * kChunk);
-  for (int64_t r = 0; r < kChunk; ++r) {
-    for (int64_t c = 0; c < kChunk; ++c) {
-      v[r * kChunk + c] = zarrd::bench::ReferenceValue(r0 + r, c0 + c, kExtent);
-    }
-  }
+  zarrd::bench::ReferenceChunk(index, kChunk, kExtent, v.data());
   Buffer out(kChunkBytes);
   std::memcpy(out.data(), v.data(), kChunkBytes);
   return out;

@@ -59,6 +59,14 @@ ArrayMetadata ReferenceMetadata(const ReferenceOptions& o) {
 
 }  // namespace
 
+void ReferenceChunk(int64_t index, int64_t chunk, int64_t extent, float* out) {
+  const int64_t per_row = extent / chunk;
+  const int64_t r0 = index / per_row * chunk, c0 = index % per_row * chunk;
+  for (int64_t r = 0; r < chunk; ++r) {
+    for (int64_t c = 0; c < chunk; ++c) out[r * chunk + c] = ReferenceValue(r0 + r, c0 + c, extent);
+  }
+}
+
 float ReferenceValue(int64_t row, int64_t col, int64_t extent) {
   const double y = static_cast<double>(row), x = static_cast<double>(col);
   const double v = 100.0 * std::sin(x / 700.0) * std::cos(y / 500.0) +

@@ -26,6 +26,10 @@ Result<std::shared_ptr<Array>> OpenOrWriteReference(StoreHandle store, const std
 // The reference array's value at (row, col): a smooth field plus noise, rounded to 0.01.
 float ReferenceValue(int64_t row, int64_t col, int64_t extent);
 
+// Chunk `index` (C order) of the reference array of `extent` x `extent` values in `chunk` x
+// `chunk` chunks, into out[chunk * chunk].
+void ReferenceChunk(int64_t index, int64_t chunk, int64_t extent, float* out);
+
 double NowSeconds();
 
 // The shortest of `repeat` runs of `f`, in seconds; exits the benchmark with the error when a

@@ -11,11 +11,9 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "bench/reference_array.h"
 #include "common/decode/zstd_block_split.h"
 #include "common/decode/zstd_huffman.h"
+#include "common/util/thread_pool.h"
 
 namespace {
 
@@ -141,33 +140,25 @@ int main(int argc, char** argv) {
     }
   }
   n = std::min<int>(n, (kExtent / kChunk) * (kExtent / kChunk));
-  Stats total;
-  std::mutex mutex;
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      Stats mine;
-      std::vector<float> values(kChunk * kChunk);
-      for (int c = next++; c < n; c = next++) {
-        const int64_t per_row = kExtent / kChunk;
-        const int64_t r0 = (c / per_row) * kChunk, c0 = (c % per_row) * kChunk;
-        for (int64_t r = 0; r < kChunk; ++r) {
-          for (int64_t k = 0; k < kChunk; ++k) {
-            values[r * kChunk + k] = zarrd::bench::ReferenceValue(r0 + r, c0 + k, kExtent);
-          }
-        }
-        std::vector<uint8_t> frame(ZSTD_compressBound(kChunkBytes));
-        const size_t z = ZSTD_compress(frame.data(), frame.size(), values.data(), kChunkBytes, 3);
-        if (ZSTD_isError(z)) std::abort();
-        frame.resize(z);
-        Count(frame, &mine);
-      }
-      std::lock_guard lock(mutex);
-      total.Add(mine);
-    });
+  // A chunk's counts each, added up after: the order of chunks does not change the sums.
+  std::vector<Stats> per_chunk(n);
+  zarrd::ThreadPool pool(static_cast<size_t>(threads));
+  const zarrd::Status counted = pool.ParallelFor(static_cast<size_t>(n), [&](size_t c) {
+    std::vector<float> values(kChunk * kChunk);
+    zarrd::bench::ReferenceChunk(static_cast<int64_t>(c), kChunk, kExtent, values.data());
+    std::vector<uint8_t> frame(ZSTD_compressBound(kChunkBytes));
+    const size_t z = ZSTD_compress(frame.data(), frame.size(), values.data(), kChunkBytes, 3);
+    if (ZSTD_isError(z)) return zarrd::Internal(ZSTD_getErrorName(z));
+    frame.resize(z);
+    Count(frame, &per_chunk[c]);
+    return zarrd::OkStatus();
+  });
+  if (!counted.ok()) {
+    std::fprintf(stderr, "zstd_blocks: %s\n", counted.ToString().c_str());
+    return 1;
   }
-  for (auto& t : pool) t.join();
+  Stats total;
+  for (const Stats& s : per_chunk) total.Add(s);
 
   const double cb = double(total.compressed);
   std::printf("%llu chunks of R1 (zstd 3): %llu blocks, %llu compressed (%.1f a chunk)\n",
